@@ -1,0 +1,22 @@
+from setuptools import find_packages, setup
+
+setup(
+    name="torch-export-names",
+    version="0.1.0",
+    description=(
+        "Record every node name torch.export assigns, so later passes never hit "
+        "'Node redefined name' (pytorch/pytorch#202927)"
+    ),
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="BSD-3-Clause",
+    python_requires=">=3.10",
+    packages=find_packages(include=["torch_export_names", "torch_export_names.*"]),
+    install_requires=["torch>=2.13"],
+    extras_require={
+        "executorch": ["executorch>=1.5,<1.6"],
+        "test": ["pytest>=8", "expecttest>=0.2", "hypothesis>=6"],
+        "bench": ["matplotlib>=3.8"],
+    },
+    entry_points={"console_scripts": ["torch-export-names=torch_export_names.cli:main"]},
+)

@@ -1,0 +1,108 @@
+"""The one place that touches torch.fx's private name-space state.
+
+TODO(pytorch/pytorch#202927): torch.export assigns ``node.name`` without
+recording the name in ``graph._graph_namespace``. Once every supported torch
+records the names it assigns, this module (and everything that imports it) can
+be deleted: ``find_unrecorded_names`` then returns ``[]`` on every export.
+
+Everything here reads or writes ``torch.fx.graph._Namespace``:
+``_used_names`` (every name handed out), ``_obj_to_name`` (node -> name) and
+``_base_count`` (next suffix per base name, which keeps ``create_name`` O(1)).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+import torch.fx
+import torch.fx.graph as _fx_graph
+
+__all__ = [
+    "PrivateStateMissing",
+    "check",
+    "fresh_name",
+    "is_recorded",
+    "record",
+    "rename",
+    "reserve",
+]
+
+
+class PrivateStateMissing(RuntimeError):
+    """The torch.fx private name-space state this package relies on is not there."""
+
+
+# torch.fx's own split of a name into base and numeric suffix ("mul_7" ->
+# ("mul", "7")). Fall back to the same pattern if a torch renames it.
+_NAME_REGEX: re.Pattern[str] = getattr(
+    _fx_graph, "_name_regex", re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")
+)
+
+
+def _namespace(graph: torch.fx.Graph):
+    ns = getattr(graph, "_graph_namespace", None)
+    if ns is None:
+        raise PrivateStateMissing(
+            f"torch {torch.__version__}: torch.fx.Graph has no _graph_namespace"
+        )
+    for attr, kind in (("_used_names", set), ("_obj_to_name", dict), ("_base_count", dict)):
+        if not isinstance(getattr(ns, attr, None), kind):
+            raise PrivateStateMissing(
+                f"torch {torch.__version__}: graph._graph_namespace.{attr} is missing "
+                f"or not a {kind.__name__}"
+            )
+    return ns
+
+
+def check(graphs: Iterable[torch.fx.Graph]) -> None:
+    """Raise PrivateStateMissing unless every graph has the state we write."""
+    for g in graphs:
+        _namespace(g)
+
+
+def is_recorded(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
+    """Whether ``graph``'s name space knows ``node.name`` as a used name."""
+    return node.name in _namespace(graph)._used_names
+
+
+def reserve(graph: torch.fx.Graph, name: str) -> bool:
+    """Mark ``name`` as used in ``graph``'s name space without binding it to a node.
+
+    Returns True if the name was not used before.
+    """
+    ns = _namespace(graph)
+    new = name not in ns._used_names
+    ns._used_names.add(name)
+    match = _NAME_REGEX.match(name)
+    if match is not None:
+        base, num = match.group(1, 2)
+        num = int(num) if num is not None else 0
+        if ns._base_count.get(base, 0) < num:
+            ns._base_count[base] = num
+    return new
+
+
+def record(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
+    """Record ``node.name`` in ``graph``'s name space, as ``Node._rename`` would.
+
+    Keeps all three parts consistent: the name is used, the node maps to it,
+    and the per-base suffix counter is at least the name's suffix. Returns True
+    if the name was not recorded before.
+    """
+    new = reserve(graph, node.name)
+    _namespace(graph)._obj_to_name[node] = node.name
+    return new
+
+
+def fresh_name(graph: torch.fx.Graph, candidate: str) -> str:
+    """A name not used in ``graph``, derived from ``candidate``; it is reserved."""
+    return _namespace(graph).create_name(candidate, None)
+
+
+def rename(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> None:
+    """Give ``node`` the name ``name`` and record it (a placeholder's target follows)."""
+    node.name = name
+    if node.op == "placeholder":
+        node.target = name
+    record(graph, node)

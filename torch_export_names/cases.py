@@ -1,0 +1,227 @@
+"""Reproduction cases of the name bug, shared by ``doctor`` and the test suite.
+
+Each case exports a small model whose input names collide with names a later
+step creates, checks that the collision is really set up, runs the step, and
+checks that the step really ran (the op it decomposes is gone), that every
+graph lints, and, where the step preserves numerics, that the result matches
+eager.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import re
+from typing import Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from .repair import _graph_modules, repair
+
+__all__ = ["CASES", "Case", "Outcome", "executorch_available", "run_case"]
+
+
+def executorch_available() -> bool:
+    return importlib.util.find_spec("executorch") is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    summary: str
+    make: Callable[[], tuple[torch.nn.Module, tuple[torch.Tensor, ...]]]
+    step: Callable[[torch.export.ExportedProgram], torch.export.ExportedProgram]
+    # Names the exported graph must hold, or the case tests nothing.
+    colliding: tuple[str, ...]
+    # Without repair the step fails with an error matching this pattern.
+    expected_error: str
+    # An op the step must remove (shows the colliding pass ran), or None.
+    consumed: Callable[[torch.fx.Node], bool] | None = None
+    matches_eager: bool = True
+    needs_executorch: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    case: str
+    repaired: bool
+    ok: bool
+    # Where it failed: "setup" (the collision is not set up on this torch),
+    # "step" (the step raised), "check" (the step ran but a check failed).
+    stage: str | None = None
+    error: str | None = None
+
+
+def _root_cause(e: BaseException) -> BaseException:
+    # Pass managers wrap the real error ("An error occurred when running ...").
+    while e.__cause__ is not None:
+        e = e.__cause__
+    return e
+
+
+def _describe(e: BaseException) -> str:
+    root = _root_cause(e)
+    text = str(root).strip().splitlines()[0] if str(root).strip() else ""
+    return f"{type(root).__name__}: {text}"[:200]
+
+
+def _nodes(ep) -> list[torch.fx.Node]:
+    return [n for _, _, g in _graph_modules(ep) for n in g.nodes]
+
+
+def run_case(case: Case, *, repaired: bool) -> Outcome:
+    """Export ``case``'s model, optionally ``repair`` it, run its step and check."""
+
+    def fail(stage: str, error: str) -> Outcome:
+        return Outcome(case.name, repaired, False, stage, error)
+
+    model, args = case.make()
+    ep = torch.export.export(model, args)
+    names = {n.name for n in _nodes(ep)}
+    missing = [c for c in case.colliding if c not in names]
+    if missing:
+        return fail("setup", f"export produced no node named {', '.join(missing)}")
+    if case.consumed is not None and not any(map(case.consumed, _nodes(ep))):
+        return fail("setup", "export produced no op for the step to decompose")
+    if repaired:
+        repair(ep, strict=True)
+    try:
+        out = case.step(ep)
+        for _, _, graph in _graph_modules(out):
+            graph.lint()
+    except Exception as e:  # noqa: BLE001 - the error is the result
+        return fail("step", _describe(e))
+    if case.consumed is not None and any(map(case.consumed, _nodes(out))):
+        return fail("check", "the step left the op it should decompose")
+    if case.matches_eager:
+        try:
+            torch.testing.assert_close(out.module()(*args), model(*args))
+        except AssertionError as e:
+            return fail("check", f"differs from eager: {_describe(e)}")
+    return Outcome(case.name, repaired, True)
+
+
+# --- the cases -------------------------------------------------------------
+
+
+class MulInput(torch.nn.Module):
+    """Input ``mul``: torch.export renames the model's own mul to ``mul_1``."""
+
+    def forward(self, mul):
+        return mul * 2
+
+
+def _add_mul_node(ep):
+    """A pass that builds a node from an op's short name, as node-copying passes do."""
+    g = ep.graph
+    ph = next(n for n in g.nodes if n.op == "placeholder")
+    out = g.output_node()
+    with g.inserting_before(out):
+        extra = g.create_node("call_function", torch.ops.aten.mul.Tensor, (ph, ph), name="mul")
+    g.lint()
+    g.erase_node(extra)
+    ep.graph_module.recompile()
+    return ep
+
+
+class SdpaMulInput(torch.nn.Module):
+    def forward(self, mul, k, v):
+        return F.scaled_dot_product_attention(mul, k, v)
+
+
+class CatRollInput(torch.nn.Module):
+    """The Samsung report: input ``cat``, torch.cat then torch.roll."""
+
+    def forward(self, x, cat):
+        return torch.roll(torch.cat([x, cat]), 1, 0)
+
+
+class TriuArangeInput(torch.nn.Module):
+    def forward(self, x, arange):
+        return torch.triu(x) + arange
+
+
+class AutocastT1Input(torch.nn.Module):
+    def forward(self, t_1):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = t_1.t() @ t_1.t().t()
+        return y
+
+
+def qnn_export_pipeline(ep):
+    """ExecuTorch's Qualcomm export pipeline, which needs no QNN SDK."""
+    from executorch.backends.qualcomm._passes.qnn_pass_manager import QnnPassManager
+
+    return QnnPassManager().transform_for_export_pipeline(ep)
+
+
+def _is(*targets) -> Callable[[torch.fx.Node], bool]:
+    def match(n: torch.fx.Node) -> bool:
+        return n.op == "call_function" and any(
+            n.target is t or getattr(n.target, "_name", None) == t for t in targets
+        )
+
+    return match
+
+
+def _randn(*shapes: Sequence[int]) -> tuple[torch.Tensor, ...]:
+    gen = torch.Generator().manual_seed(0)
+    return tuple(torch.randn(*s, generator=gen) for s in shapes)
+
+
+_REDEFINED = r"Node redefined name"
+
+CASES: tuple[Case, ...] = (
+    Case(
+        name="torch-create-node",
+        summary="input `mul`; a pass adds a node named after aten.mul",
+        make=lambda: (MulInput(), _randn((3,))),
+        step=_add_mul_node,
+        colliding=("mul", "mul_1"),
+        expected_error=_REDEFINED + " mul_1!",
+    ),
+    Case(
+        name="qnn-sdpa",
+        summary="scaled_dot_product_attention(mul, k, v), QNN export pipeline",
+        make=lambda: (SdpaMulInput(), _randn((1, 2, 4, 8), (1, 2, 4, 8), (1, 2, 4, 8))),
+        step=qnn_export_pipeline,
+        colliding=("mul",),
+        consumed=_is(torch.ops.aten.scaled_dot_product_attention.default),
+        expected_error=_REDEFINED,
+        needs_executorch=True,
+    ),
+    Case(
+        name="qnn-roll",
+        summary="torch.roll(torch.cat([x, cat]), 1, 0), QNN export pipeline",
+        make=lambda: (CatRollInput(), _randn((2, 3), (2, 3))),
+        step=qnn_export_pipeline,
+        colliding=("cat", "cat_1"),
+        consumed=_is(torch.ops.aten.roll.default),
+        expected_error=_REDEFINED + " cat_1!",
+        needs_executorch=True,
+    ),
+    Case(
+        name="qnn-triu",
+        summary="torch.triu(x) + arange, QNN export pipeline",
+        make=lambda: (TriuArangeInput(), _randn((4, 4), (4, 4))),
+        step=qnn_export_pipeline,
+        colliding=("arange",),
+        consumed=_is(torch.ops.aten.triu.default),
+        expected_error=_REDEFINED + " arange!",
+        needs_executorch=True,
+    ),
+    Case(
+        name="qnn-autocast",
+        summary="autocast region t_1.t() @ t_1.t().t(), QNN export pipeline",
+        make=lambda: (AutocastT1Input(), _randn((3, 3))),
+        step=qnn_export_pipeline,
+        colliding=("t_1",),
+        consumed=_is("wrap_with_autocast"),
+        # DecomposeWrapWithAutocast maps subgraph placeholders by name.
+        expected_error=re.escape("KeyError: 'arg0_1'"),
+        # The pass drops the autocast casts (an ExecuTorch issue, see README).
+        matches_eager=False,
+        needs_executorch=True,
+    ),
+)
