@@ -1,4 +1,16 @@
+import os
+
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+
+
+class build_py_with_pth(build_py):
+    """Put torch_export_names.pth at the root of site-packages (TORCH_EXPORT_NAMES=1)."""
+
+    def run(self):
+        super().run()
+        self.copy_file("torch_export_names.pth", os.path.join(self.build_lib, "torch_export_names.pth"))
+
 
 setup(
     name="torch-export-names",
@@ -18,5 +30,6 @@ setup(
         "test": ["pytest>=8", "expecttest>=0.2", "hypothesis>=6"],
         "bench": ["matplotlib>=3.8"],
     },
+    cmdclass={"build_py": build_py_with_pth},
     entry_points={"console_scripts": ["torch-export-names=torch_export_names.cli:main"]},
 )

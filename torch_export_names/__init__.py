@@ -3,27 +3,58 @@
 torch.export assigns node names without recording them in the graph's name
 space (pytorch/pytorch#202927); a pass that adds nodes can then be handed a
 name already taken and fails with ``Node redefined name ...``. ``repair``
-restores the invariant on an exported program.
+restores the invariant on an exported program; ``install`` applies it to
+every program torch hands out.
+
+Importing this package does not import torch; the names below load their
+module on first use.
 """
 
-from ._warnings import TorchExportNamesWarning
-from .detect import is_affected
-from .repair import (
-    RepairReport,
-    find_unrecorded_names,
-    propagate_subgraph_names,
-    repair,
-    reserve_node_names,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "RepairReport",
-    "TorchExportNamesWarning",
-    "find_unrecorded_names",
-    "is_affected",
-    "propagate_subgraph_names",
-    "repair",
-    "reserve_node_names",
-]
+_EXPORTS = {
+    "RepairReport": "repair",
+    "find_unrecorded_names": "repair",
+    "propagate_subgraph_names": "repair",
+    "repair": "repair",
+    "reserve_node_names": "repair",
+    "is_affected": "detect",
+    "install": "hook",
+    "installed": "hook",
+    "is_installed": "hook",
+    "uninstall": "hook",
+    "TorchExportNamesWarning": "_warnings",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:
+    from ._warnings import TorchExportNamesWarning
+    from .detect import is_affected
+    from .hook import install, installed, is_installed, uninstall
+    from .repair import (
+        RepairReport,
+        find_unrecorded_names,
+        propagate_subgraph_names,
+        repair,
+        reserve_node_names,
+    )

@@ -26,6 +26,8 @@ __all__ = [
     "record",
     "rename",
     "reserve",
+    "restore",
+    "snapshot",
 ]
 
 
@@ -106,3 +108,19 @@ def rename(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> None:
     if node.op == "placeholder":
         node.target = name
     record(graph, node)
+
+
+def snapshot(graph: torch.fx.Graph):
+    """What ``restore`` needs to put ``graph``'s names back exactly as they are now."""
+    ns = _namespace(graph)
+    nodes = [(n, n.name, n.target) for n in graph.nodes]
+    return nodes, set(ns._used_names), dict(ns._obj_to_name), dict(ns._base_count)
+
+
+def restore(graph: torch.fx.Graph, snap) -> None:
+    """Undo every name change made to ``graph`` since ``snapshot``."""
+    nodes, used, obj_to_name, base_count = snap
+    for node, name, target in nodes:
+        node.name, node.target = name, target
+    ns = _namespace(graph)
+    ns._used_names, ns._obj_to_name, ns._base_count = used, obj_to_name, base_count

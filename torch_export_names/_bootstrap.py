@@ -1,0 +1,55 @@
+"""Imported by ``torch_export_names.pth`` at start-up when TORCH_EXPORT_NAMES is set.
+
+Installs the hook the moment ``torch.export.exported_program`` (where
+``ExportedProgram`` lives) has been imported, so user code needs no change.
+Importing this module does not import torch.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+
+ENV_VAR = "TORCH_EXPORT_NAMES"
+_TARGET = "torch.export.exported_program"
+
+
+def enabled(environ=os.environ) -> bool:
+    return environ.get(ENV_VAR, "") not in ("", "0")
+
+
+class _InstallAfterImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; wraps the real loader of ``_TARGET`` to install after it runs."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != _TARGET:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_install(module):
+            exec_module(module)
+            from .hook import install
+
+            install()
+
+        spec.loader.exec_module = exec_then_install
+        return spec
+
+
+def activate() -> None:
+    if _TARGET in sys.modules:
+        from .hook import install
+
+        install()
+    elif not any(isinstance(f, _InstallAfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _InstallAfterImport())
+
+
+if enabled():
+    activate()
