@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from torch_export_names import _warnings
-from torch_export_names.repair import _graph_modules
+from torch_export_names.passes import _graph_modules
 
 
 def lint_all(obj) -> None:

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "RepairReport": "repair",
-    "find_unrecorded_names": "repair",
-    "propagate_subgraph_names": "repair",
-    "repair": "repair",
-    "reserve_node_names": "repair",
+    "RepairReport": "passes",
+    "find_unrecorded_names": "passes",
+    "propagate_subgraph_names": "passes",
+    "repair": "passes",
+    "reserve_node_names": "passes",
     "is_affected": "detect",
     "install": "hook",
     "installed": "hook",
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from ._warnings import TorchExportNamesWarning
     from .detect import is_affected
     from .hook import install, installed, is_installed, uninstall
-    from .repair import (
+    from .passes import (
         RepairReport,
         find_unrecorded_names,
         propagate_subgraph_names,

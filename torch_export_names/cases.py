@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import torch
 import torch.nn.functional as F
 
-from .repair import _graph_modules, repair
+from .passes import _graph_modules, repair
 
 __all__ = ["CASES", "Case", "Outcome", "executorch_available", "run_case"]
 

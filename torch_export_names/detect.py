@@ -6,7 +6,7 @@ import functools
 
 import torch
 
-from .repair import find_unrecorded_names
+from .passes import find_unrecorded_names
 
 __all__ = ["is_affected"]
 

@@ -37,7 +37,7 @@ def _exported_program_class():
 def _repair_or_leave(ep) -> None:
     """``repair`` ``ep``; on any failure put it back exactly as torch built it."""
     from . import _fx_namespace as ns
-    from .repair import _graph_modules, repair
+    from .passes import _graph_modules, repair
 
     graphs = _graph_modules(ep)
     try:
