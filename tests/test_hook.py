@@ -1,0 +1,226 @@
+"""install()/uninstall(): every program a public torch.export entry point returns is repaired."""
+
+import io
+import logging
+import random
+import re
+import threading
+
+import pytest
+import torch
+
+# Imported before install(), as ExecuTorch and most user code do.
+from torch.export import export as early_export
+from torch.export.exported_program import ExportedProgram
+import torch.export.passes
+
+import torch_export_names
+import torch_export_names.passes
+from torch_export_names import find_unrecorded_names, install, installed, is_installed, uninstall
+from torch_export_names.passes import _graph_modules
+
+from conftest import add_named_node, lint_all
+
+ORIGINAL_INIT = ExportedProgram.__dict__["__init__"]
+
+
+class CollidingInputs(torch.nn.Module):
+    """Inputs ``mul`` and ``cat`` make torch.export rename the model's ops to mul_1, cat_1."""
+
+    def forward(self, mul, cat):
+        return torch.cat([mul * 2, cat])
+
+
+ARGS = (torch.randn(2, 3), torch.randn(2, 3))
+
+
+class CondMulInput(torch.nn.Module):
+    """torch names the branch's ops mul_1, mul_2 after the operand ``mul``, unrecorded."""
+
+    def forward(self, x, mul):
+        return torch.cond(x.sum() > 0, lambda a, b: a * b * 2, lambda a, b: a - b, (x, mul))
+
+
+def _saved_and_loaded():
+    buf = io.BytesIO()
+    torch.export.save(torch.export.export(CollidingInputs(), ARGS), buf)
+    buf.seek(0)
+    return torch.export.load(buf)
+
+
+# Public producers of ExportedProgram (torch 2.13.0 to 2.15.0), and of
+# GraphModules that torch.export names nodes in.
+ENTRY_POINTS = {
+    "export": lambda: torch.export.export(CollidingInputs(), ARGS),
+    "export_strict": lambda: torch.export.export(CollidingInputs(), ARGS, strict=True),
+    "export_imported_early": lambda: early_export(CollidingInputs(), ARGS),
+    "run_decompositions": lambda: torch.export.export(CollidingInputs(), ARGS).run_decompositions(),
+    "load": _saved_and_loaded,
+    "draft_export": lambda: torch.export.draft_export(CollidingInputs(), ARGS),
+    "move_to_device_pass": lambda: torch.export.passes.move_to_device_pass(
+        torch.export.export(CollidingInputs(), ARGS), "cpu"
+    ),
+    "module": lambda: torch.export.export(CollidingInputs(), ARGS).module(),
+    "module_cond_branch": lambda: torch.export.export(CondMulInput(), ARGS).module(),
+}
+# Where the node-adding step adds its node: the top-level graph unless named here.
+STEP_GRAPH = {"module_cond_branch": "true_graph_0"}
+
+
+def _collides(obj, path="") -> bool:
+    """Add a node asking for ``mul``, as a pass would; does the graph still lint?"""
+    gm = obj.graph_module if isinstance(obj, ExportedProgram) else obj
+    graph = gm.get_submodule(path).graph
+    node = add_named_node(graph, "mul")
+    try:
+        graph.lint()
+        return False
+    except RuntimeError as e:
+        assert re.search("Node redefined name", str(e)), e
+        return True
+    finally:
+        graph.erase_node(node)
+
+
+@pytest.fixture(autouse=True)
+def _no_hook_left_behind():
+    uninstall()
+    yield
+    uninstall()
+    assert ExportedProgram.__dict__["__init__"] is ORIGINAL_INIT
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_entry_point_collides_without_hook(entry):
+    obj = ENTRY_POINTS[entry]()
+    if not _collides(obj, STEP_GRAPH.get(entry, "")):
+        pytest.skip(
+            f"{entry} on torch {torch.__version__} leaves no colliding name "
+            f"(unrecorded: {find_unrecorded_names(obj)}); the hook is not needed here"
+        )
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_entry_point_is_repaired_with_hook(entry):
+    with installed():
+        obj = ENTRY_POINTS[entry]()
+    assert find_unrecorded_names(obj) == []
+    assert not _collides(obj, STEP_GRAPH.get(entry, ""))
+    lint_all(obj)
+
+
+def test_unflatten_is_repaired_with_hook():
+    with installed():
+        unflat = torch.export.unflatten(torch.export.export(CollidingInputs(), ARGS))
+    gms = [m for m in unflat.modules() if isinstance(m, torch.fx.GraphModule)]
+    assert all(find_unrecorded_names(m) == [] for m in gms)
+
+
+def test_hook_computes_the_same():
+    plain = torch.export.export(CollidingInputs(), ARGS).module()(*ARGS)
+    with installed():
+        hooked = torch.export.export(CollidingInputs(), ARGS).module()(*ARGS)
+    torch.testing.assert_close(hooked, plain)
+
+
+def test_uninstall_restores_the_original_object():
+    install()
+    assert is_installed()
+    assert ExportedProgram.__dict__["__init__"] is not ORIGINAL_INIT
+    uninstall()
+    assert not is_installed()
+    assert ExportedProgram.__dict__["__init__"] is ORIGINAL_INIT
+
+
+def test_install_twice_and_uninstall_without_install_are_harmless():
+    uninstall()
+    install()
+    patched = ExportedProgram.__dict__["__init__"]
+    install()
+    assert ExportedProgram.__dict__["__init__"] is patched
+    uninstall()
+    uninstall()
+    assert ExportedProgram.__dict__["__init__"] is ORIGINAL_INIT
+
+
+def test_nested_installed_blocks_keep_the_outer_one():
+    with installed():
+        with installed():
+            assert is_installed()
+        assert is_installed()
+        assert find_unrecorded_names(early_export(CollidingInputs(), ARGS)) == []
+    assert not is_installed()
+
+
+def test_install_uninstall_from_threads_while_exporting():
+    """torch.export itself is not thread-safe, so only the main thread exports."""
+    stop, errors = threading.Event(), []
+
+    def toggle(seed):
+        rng = random.Random(seed)
+        try:
+            while not stop.is_set():
+                (install if rng.random() < 0.5 else uninstall)()
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=toggle, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(10):
+            ep = early_export(CollidingInputs(), ARGS)
+            lint_all(ep)
+            torch.testing.assert_close(ep.module()(*ARGS), CollidingInputs()(*ARGS))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert errors == []
+    uninstall()
+    assert ExportedProgram.__dict__["__init__"] is ORIGINAL_INIT
+
+
+def _as_torch_returned_it(ep):
+    return [
+        (path, [(n.name, n.target) for n in g.nodes], sorted(g._graph_namespace._used_names), mod.code)
+        for path, mod, g in _graph_modules(ep)
+    ]
+
+
+class AutocastT1Input(torch.nn.Module):
+    def forward(self, t_1):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return t_1.t() @ t_1.t().t()
+
+
+def _fail_midway(monkeypatch):
+    """Names are recorded, then the subgraph renaming raises."""
+
+    def boom(obj, *, strict=False):
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(torch_export_names.passes, "propagate_subgraph_names", boom)
+
+
+def test_failing_repair_leaves_the_program_as_torch_returned_it(monkeypatch, caplog):
+    expected = _as_torch_returned_it(torch.export.export(AutocastT1Input(), (torch.randn(3, 3),)))
+    _fail_midway(monkeypatch)
+    with installed(), caplog.at_level(logging.WARNING, logger="torch_export_names"):
+        ep = torch.export.export(AutocastT1Input(), (torch.randn(3, 3),))
+    assert _as_torch_returned_it(ep) == expected
+    assert "repair failed (RuntimeError: injected failure)" in caplog.text
+
+
+def test_failing_repair_raises_with_strict(monkeypatch):
+    _fail_midway(monkeypatch)
+    with installed(strict=True), pytest.raises(RuntimeError, match="injected failure"):
+        torch.export.export(AutocastT1Input(), (torch.randn(3, 3),))
+
+
+def test_logs_one_debug_line_per_repaired_program(caplog):
+    with installed(), caplog.at_level(logging.DEBUG, logger="torch_export_names"):
+        torch.export.export(CollidingInputs(), ARGS)
+    lines = [r.getMessage() for r in caplog.records if "repaired an ExportedProgram" in r.getMessage()]
+    assert lines, caplog.text
+    assert re.search(r"recorded [1-9]\d* names", lines[-1])

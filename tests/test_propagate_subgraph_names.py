@@ -1,0 +1,145 @@
+"""propagate_subgraph_names: HOP subgraph placeholders take their operands' names."""
+
+import expecttest
+import torch
+from torch._higher_order_ops.scan import scan
+from torch._higher_order_ops.while_loop import while_loop
+
+from torch_export_names import (
+    TorchExportNamesWarning,
+    find_unrecorded_names,
+    propagate_subgraph_names,
+    repair,
+)
+
+from conftest import add_named_node, lint_all, submodule
+
+
+def describe(gm: torch.fx.GraphModule) -> str:
+    """One line per node: op, name and the names it reads; stable across torch versions."""
+    lines = []
+    for n in gm.graph.nodes:
+        reads = ", ".join(a.name for a in n.all_input_nodes)
+        target = n.target if n.op == "placeholder" else getattr(n.target, "__name__", n.target)
+        lines.append(f"{n.op} {n.name} = {target}({reads})")
+    return "\n".join(lines)
+
+
+class AutocastT1Input(torch.nn.Module):
+    def forward(self, t_1):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = t_1.t() @ t_1.t().t()
+        return y
+
+
+class WhileLoop(torch.nn.Module):
+    def forward(self, it, x):
+        return while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2), (it, x))
+
+
+class ScanAddInput(torch.nn.Module):
+    """The combine function's own add collides with the input called ``add``."""
+
+    def forward(self, add, xs):
+        return scan(lambda c, x: (c + x, c * x), add, xs)
+
+
+class WhileSameOperandTwice(torch.nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        return while_loop(lambda a, b: a.sum() < 10, lambda a, b: (a + 1, b * 2), (y, y))
+
+
+def export(model, *args):
+    return torch.export.export(model, args)
+
+
+class TestPropagateSubgraphNames(expecttest.TestCase):
+    def test_autocast_placeholder_takes_operand_name_and_colliding_node_is_resuffixed(self):
+        ep = export(AutocastT1Input(), torch.randn(3, 3))
+        region = submodule(ep, "submod_1")
+        self.assertExpectedInline(
+            describe(region),
+            """\
+placeholder arg0_1 = arg0_1()
+call_function t = t.default(arg0_1)
+call_function t_1 = t.default(arg0_1)
+call_function t_2 = t.default(t_1)
+call_function matmul = matmul.default(t, t_2)
+output output = output(matmul)""",
+        )
+        self.assertEqual(repair(ep).renamed, 1)
+        self.assertExpectedInline(
+            describe(region),
+            """\
+placeholder t_1 = t_1()
+call_function t = t.default(t_1)
+call_function t_3 = t.default(t_1)
+call_function t_2 = t.default(t_3)
+call_function matmul = matmul.default(t, t_2)
+output output = output(matmul)""",
+        )
+        self.assertEqual(find_unrecorded_names(ep), [])
+        lint_all(ep)
+
+    def test_renamed_subgraph_computes_the_same(self):
+        for model, args in [
+            (AutocastT1Input(), (torch.randn(3, 3),)),
+            (WhileLoop(), (torch.tensor(0), torch.randn(3))),
+            (ScanAddInput(), (torch.randn(3), torch.randn(4, 3))),
+            (WhileSameOperandTwice(), (torch.randn(3),)),
+        ]:
+            with self.subTest(type(model).__name__):
+                ep = export(model, *args)
+                before = ep.module()(*args)
+                self.assertGreater(propagate_subgraph_names(ep), 0)
+                torch.testing.assert_close(ep.module()(*args), before)
+                torch.testing.assert_close(ep.module()(*args), model(*args))
+
+    def test_while_loop_cond_and_body_take_carried_names(self):
+        ep = export(WhileLoop(), torch.tensor(0), torch.randn(3))
+        self.assertEqual(propagate_subgraph_names(ep), 4)
+        for path in ("while_loop_cond_graph_0", "while_loop_body_graph_0"):
+            phs = [n.name for n in submodule(ep, path).graph.nodes if n.op == "placeholder"]
+            self.assertEqual(phs, ["it", "x"])
+
+    def test_scan_node_named_like_an_operand_is_resuffixed(self):
+        ep = export(ScanAddInput(), torch.randn(3), torch.randn(4, 3))
+        combine = submodule(ep, "scan_combine_graph_0")
+        self.assertIn("add", [n.name for n in combine.graph.nodes if n.op == "call_function"])
+        repair(ep)
+        self.assertExpectedInline(
+            describe(combine),
+            """\
+placeholder add = add()
+placeholder xs = xs()
+call_function add_1 = add.Tensor(add, xs)
+call_function mul = mul.Tensor(add, xs)
+output output = output(add_1, mul)""",
+        )
+        add_named_node(combine.graph, "add", torch.ops.aten.add.Tensor)
+        lint_all(ep)
+
+    def test_same_operand_twice_gets_distinct_placeholder_names(self):
+        ep = export(WhileSameOperandTwice(), torch.randn(3))
+        repair(ep)
+        body = submodule(ep, "while_loop_body_graph_0")
+        phs = [n.name for n in body.graph.nodes if n.op == "placeholder"]
+        self.assertEqual(phs[0], "clone")
+        self.assertNotEqual(phs[0], phs[1])
+        lint_all(ep)
+
+    def test_is_idempotent(self):
+        ep = export(AutocastT1Input(), torch.randn(3, 3))
+        self.assertEqual(propagate_subgraph_names(ep), 1)
+        self.assertEqual(propagate_subgraph_names(ep), 0)
+
+    def test_unknown_hop_schema_warns_and_leaves_names(self):
+        ep = export(WhileLoop(), torch.tensor(0), torch.randn(3))
+        hop = next(n for n in ep.graph.nodes if n.name == "while_loop")
+        cond_fn, body_fn, carried, additional = hop.args
+        hop.args = (cond_fn, body_fn, carried[:1], additional)  # as a changed schema would look
+        with self.assertWarnsRegex(TorchExportNamesWarning, "while_loop node 'while_loop' has 1 operands"):
+            self.assertEqual(propagate_subgraph_names(ep), 0)
+        body = submodule(ep, "while_loop_body_graph_0")
+        self.assertEqual([n.name for n in body.graph.nodes][:2], ["arg0_1", "arg1_1"])

@@ -1,0 +1,62 @@
+"""Property: whatever the input names, after repair new nodes never collide."""
+
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from torch_export_names import find_unrecorded_names, repair
+
+from conftest import lint_all
+
+# Op names and suffixed forms torch.export and later passes hand out.
+NAMES = ["mul", "mul_1", "mul_2", "t", "t_1", "cat", "cat_1", "arange", "add", "add_1",
+         "sub", "output", "_tensor_constant0", "arg0_1", "getitem", "slice_1", "neg"]
+
+OPS = {
+    "mul": "{a} * {b}",
+    "add": "{a} + {b}",
+    "sub": "{a} - {b}",
+    "t": "{a}.t() + {b}",
+    "cat": "torch.cat([{a}, {b}])[:3]",
+    "arange": "{a} + torch.arange(3.0)",
+    "neg": "-{a}",
+}
+
+
+@st.composite
+def programs(draw):
+    inputs = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True))
+    steps = draw(st.lists(st.tuples(st.sampled_from(sorted(OPS)), st.integers(0, 99), st.integers(0, 99)),
+                          min_size=1, max_size=6))
+    values, body = list(inputs), []
+    for k, (op, i, j) in enumerate(steps):
+        body.append(f"    v{k} = " + OPS[op].format(a=values[i % len(values)], b=values[j % len(values)]))
+        values.append(f"v{k}")
+    src = f"def forward(self, {', '.join(inputs)}):\n" + "\n".join(body) + f"\n    return {values[-1]}\n"
+    namespace = {"torch": torch}
+    exec(src, namespace)
+    model = type("Generated", (torch.nn.Module,), {"forward": namespace["forward"]})()
+    added = draw(st.lists(st.sampled_from(NAMES), max_size=6))
+    copies = draw(st.integers(0, 3))
+    return src, model, len(inputs), added, copies
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_after_repair_added_and_copied_nodes_never_collide(program):
+    src, model, n_inputs, added, copies = program
+    args = tuple(torch.randn(3, 3) for _ in range(n_inputs))
+    ep = torch.export.export(model, args)
+    repair(ep)
+    assert find_unrecorded_names(ep) == []
+    g = ep.graph
+    x = next(n for n in g.nodes if n.op == "placeholder")
+    ops = [n for n in g.nodes if n.op == "call_function"]
+    with g.inserting_before(g.output_node()):
+        for name in added:
+            g.create_node("call_function", torch.ops.aten.mul.Tensor, (x, x), name=name)
+        for n in ops[:copies]:
+            g.node_copy(n, lambda a: a)
+    lint_all(ep)
+    ep.graph_module.recompile()
+    torch.testing.assert_close(ep.module()(*args), model(*args), msg=src)
