@@ -67,7 +67,7 @@ def test_run_script(user_script):
 
 def test_run_module(user_script):
     r = _python("-m", "torch_export_names", "run", "-m", "user_model", "c", cwd=user_script,
-                env=_env(PYTHONPATH=str(user_script)))
+                env=_env(PYTHONPATH=os.pathsep.join(filter(None, [str(user_script), os.environ.get("PYTHONPATH")]))))
     assert r.returncode == 0, r.stderr
     assert "linted ['c']" in r.stdout
 
