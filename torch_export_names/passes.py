@@ -99,11 +99,7 @@ def reserve_node_names(obj, *, strict: bool = False) -> int:
     graphs = _checked_graphs(obj, strict, "reserve_node_names")
     if graphs is None:
         return 0
-    recorded = 0
-    for _, _, graph in graphs:
-        for node in graph.nodes:
-            recorded += _ns.record(graph, node)
-    return recorded
+    return sum(_ns.record_all(graph) for _, _, graph in graphs)
 
 
 # For each HOP whose subgraph placeholders take the HOP's operands in order:
@@ -158,8 +154,7 @@ def _hop_subgraphs(
 def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object]) -> int:
     graph = sub.graph
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    for node in graph.nodes:
-        _ns.record(graph, node)
+    _ns.record_all(graph)
     wanted: dict[torch.fx.Node, str] = {
         ph: op.name
         for ph, op in zip(placeholders, operands)
