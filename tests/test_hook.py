@@ -224,3 +224,22 @@ def test_logs_one_debug_line_per_repaired_program(caplog):
     lines = [r.getMessage() for r in caplog.records if "repaired an ExportedProgram" in r.getMessage()]
     assert lines, caplog.text
     assert re.search(r"recorded [1-9]\d* names", lines[-1])
+
+
+def _case_params():
+    from torch_export_names.cases import CASES, executorch_available
+
+    for case in CASES:
+        skip = case.needs_executorch and not executorch_available()
+        yield pytest.param(case, id=case.name,
+                           marks=[pytest.mark.skip(reason="executorch is not installed")] if skip else [])
+
+
+@pytest.mark.parametrize("case", _case_params())
+def test_every_reproduction_passes_with_only_install_in_front(case):
+    """Unchanged user code: no repair() call, only the hook."""
+    from torch_export_names.cases import run_case
+
+    with installed():
+        outcome = run_case(case, repaired=False)
+    assert outcome.ok, outcome
