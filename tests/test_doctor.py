@@ -18,7 +18,8 @@ def report():
 
 
 def _without_versions(text: str) -> str:
-    return re.sub(r"^python .*$", "python X, torch X, executorch X, torch-export-names X", text, count=1, flags=re.M)
+    masked = "python X, torch X, executorch X, torch-export-names X"
+    return re.sub(r"^python .*$", masked, text, count=1, flags=re.M)
 
 
 @pytest.mark.skipif(not executorch_available(), reason="the golden report includes the ExecuTorch cases")
@@ -60,7 +61,8 @@ def test_report_names_the_versions(report):
 
 
 def test_skipped_cases_are_reported_as_skipped(report):
-    fake = dict(report, cases=[{"name": "qnn-x", "summary": "s", "skipped": "executorch is not installed"}], ok=True)
+    skipped = {"name": "qnn-x", "summary": "s", "skipped": "executorch is not installed"}
+    fake = dict(report, cases=[skipped], ok=True)
     assert "qnn-x: s\n  skipped: executorch is not installed" in doctor.format_report(fake)
 
 

@@ -8,11 +8,11 @@ import threading
 
 import pytest
 import torch
+import torch.export.passes
 
 # Imported before install(), as ExecuTorch and most user code do.
 from torch.export import export as early_export
 from torch.export.exported_program import ExportedProgram
-import torch.export.passes
 
 import torch_export_names
 import torch_export_names.passes

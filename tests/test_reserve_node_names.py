@@ -5,8 +5,7 @@ import re
 import pytest
 import torch
 
-from torch_export_names import find_unrecorded_names, repair, reserve_node_names
-from torch_export_names import _fx_namespace
+from torch_export_names import _fx_namespace, find_unrecorded_names, repair, reserve_node_names
 
 from conftest import add_named_node, lint_all, submodule
 
@@ -54,7 +53,9 @@ def expect_collision_without_repair(make_ep, path, name):
 
 
 def test_top_level_collision_is_fixed():
-    make = lambda: export(MulInput(), (3,))
+    def make():
+        return export(MulInput(), (3,))
+
     ep = make()
     assert [n.name for n in ep.graph.nodes] == ["mul", "mul_1", "output"]
     expect_collision_without_repair(make, "", "mul")
@@ -65,7 +66,9 @@ def test_top_level_collision_is_fixed():
 
 
 def test_cond_branch_collision_is_fixed():
-    make = lambda: export(CondMulInput(), (3,), (3,))
+    def make():
+        return export(CondMulInput(), (3,), (3,))
+
     ep = make()
     branch = submodule(ep, "true_graph_0").graph
     assert [n.name for n in branch.nodes if n.op == "placeholder"] == ["x", "mul"]
@@ -77,7 +80,9 @@ def test_cond_branch_collision_is_fixed():
 
 
 def test_set_grad_region_collision_is_fixed():
-    make = lambda: export(NoGradMulInput(), (3,))
+    def make():
+        return export(NoGradMulInput(), (3,))
+
     ep = make()
     (path,) = [p for p, m in ep.graph_module.named_children() if isinstance(m, torch.fx.GraphModule)]
     region = submodule(ep, path).graph
@@ -125,7 +130,8 @@ def test_detached_graph_without_module():
 
 
 def test_rejects_other_objects_with_a_clear_error():
-    with pytest.raises(TypeError, match=r"ExportedProgram, torch.fx.GraphModule or torch.fx.Graph, got torch.nn.modules.linear.Linear"):
+    expected = r"ExportedProgram, torch.fx.GraphModule or torch.fx.Graph, got torch.nn.modules.linear.Linear"
+    with pytest.raises(TypeError, match=expected):
         reserve_node_names(torch.nn.Linear(2, 2))
 
 

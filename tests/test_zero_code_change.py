@@ -66,8 +66,9 @@ def test_run_script(user_script):
 
 
 def test_run_module(user_script):
+    path = os.pathsep.join(filter(None, [str(user_script), os.environ.get("PYTHONPATH")]))
     r = _python("-m", "torch_export_names", "run", "-m", "user_model", "c", cwd=user_script,
-                env=_env(PYTHONPATH=os.pathsep.join(filter(None, [str(user_script), os.environ.get("PYTHONPATH")]))))
+                env=_env(PYTHONPATH=path))
     assert r.returncode == 0, r.stderr
     assert "linted ['c']" in r.stdout
 
@@ -98,7 +99,10 @@ def test_env_var_installs_the_hook(user_script):
 
 @needs_pth
 def test_without_env_var_startup_imports_neither_torch_nor_the_package(tmp_path):
-    probe = "import sys, json; print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'torch_export_names')))"
+    probe = (
+        "import sys; print(sorted(m for m in sys.modules"
+        " if m.split('.')[0] in ('torch', 'torch_export_names')))"
+    )
     assert _python("-c", probe, cwd=tmp_path).stdout.strip() == "[]"
     with_var = _python("-c", probe, cwd=tmp_path, env=_env(**{ENV_VAR: "1"})).stdout
     assert "torch_export_names._bootstrap" in with_var and "'torch'" not in with_var

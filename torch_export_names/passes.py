@@ -25,6 +25,7 @@ __all__ = [
     "reserve_node_names",
 ]
 
+
 class RepairReport(NamedTuple):
     """What ``repair`` did: names newly recorded, subgraph placeholders renamed."""
 
