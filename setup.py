@@ -10,6 +10,12 @@ class build_py_with_pth(build_py):
     def run(self):
         super().run()
         self.copy_file("torch_export_names.pth", os.path.join(self.build_lib, "torch_export_names.pth"))
+        # The torch patches and their release hashes, for `python -m torch_export_names.patches`.
+        data = os.path.join(self.build_lib, "torch_export_names", "patches", "data")
+        self.mkpath(data)
+        for name in sorted(os.listdir("patches")):
+            if name.endswith((".patch", ".sha256")):
+                self.copy_file(os.path.join("patches", name), os.path.join(data, name))
 
 
 setup(

@@ -1,0 +1,224 @@
+# Owner(s): ["oncall: export"]
+"""torch.export records every node name it assigns (pytorch/pytorch#202927).
+
+torch.export renames nodes after tracing. A name it assigns without recording
+it in the graph's namespace can be handed out again by ``create_node``, and
+the graph then fails to lint with "Node redefined name ...".
+"""
+
+import io
+
+import torch
+from torch._higher_order_ops.scan import scan
+from torch._higher_order_ops.while_loop import while_loop
+from torch.export import export
+from torch.testing._internal.common_utils import (
+    instantiate_parametrized_tests,
+    parametrize,
+    run_tests,
+    TestCase,
+)
+
+
+class MulInput(torch.nn.Module):
+    # The input takes the name "mul", so the model's own mul becomes mul_1.
+    def forward(self, mul):
+        return mul * 2
+
+
+class ParamsBuffersConstants(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 3)
+        self.register_buffer("buf", torch.ones(3))
+        self.const = torch.ones(3)
+
+    def forward(self, add):
+        return self.linear(add + self.buf + self.const) + 1
+
+
+class CondMulInput(torch.nn.Module):
+    def forward(self, x, mul):
+        return torch.cond(
+            x.sum() > 0, lambda a, b: a * b * 2, lambda a, b: a - b, (x, mul)
+        )
+
+
+class AutocastT1Input(torch.nn.Module):
+    # The region's own second t() is traced as t_1, the input's name.
+    def forward(self, t_1):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return t_1.t() @ t_1.t().t()
+
+
+class WhileLoop(torch.nn.Module):
+    def forward(self, it, x):
+        return while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2), (it, x))
+
+
+class WhileLoopSameOperandTwice(torch.nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        return while_loop(
+            lambda a, b: a.sum() < 10, lambda a, b: (a + 1, b * 2), (y, y)
+        )
+
+
+class ScanAddInput(torch.nn.Module):
+    # The combine function's own add collides with the input called "add".
+    def forward(self, add, xs):
+        return scan(lambda c, x: (c + x, c * x), add, xs)
+
+
+class InputInput(torch.nn.Module):
+    # "input" is a builtin: FX's create_name never hands it out, so loading and
+    # copying give the placeholder another name first and then overwrite it.
+    def forward(self, input):
+        return input + 1
+
+
+def _placeholder_names(gm):
+    return [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+
+
+@instantiate_parametrized_tests
+class TestExportNodeNames(TestCase):
+    def assertNamesRecorded(self, gm):
+        """Every node name of ``gm`` and of every graph below it is recorded in that
+        graph's namespace, and a node asking for any of those names gets a new one."""
+        for path, mod in gm.named_modules():
+            if not isinstance(mod, torch.fx.GraphModule):
+                continue
+            graph, where = mod.graph, path or "top-level graph"
+            ns = graph._graph_namespace
+            nodes = list(graph.nodes)
+            for node in nodes:
+                self.assertIn(node.name, ns._used_names, f"{where}: {node.name}")
+                self.assertEqual(ns._obj_to_name.get(node), node.name, where)
+            names = {n.name for n in nodes}
+            anchor = next(n for n in nodes if n.op != "output")
+            with graph.inserting_before(graph.output_node()):
+                for name in sorted(names):
+                    new = graph.create_node(
+                        "call_function", torch.ops.aten.clone.default, (anchor,), name=name
+                    )
+                    self.assertNotIn(new.name, names, where)
+                    graph.erase_node(new)
+            graph.lint()
+
+    @parametrize("strict", [False, True])
+    def test_placeholder_naming_records_suffixed_op(self, strict):
+        ep = export(MulInput(), (torch.randn(3),), strict=strict)
+        self.assertEqual([n.name for n in ep.graph.nodes], ["mul", "mul_1", "output"])
+        self.assertNamesRecorded(ep.graph_module)
+
+    @parametrize("strict", [False, True])
+    def test_placeholder_naming_records_params_buffers_constants(self, strict):
+        ep = export(ParamsBuffersConstants(), (torch.randn(3),), strict=strict)
+        self.assertEqual(
+            _placeholder_names(ep.graph_module),
+            ["p_linear_weight", "p_linear_bias", "b_buf", "c_const", "add"],
+        )
+        self.assertNamesRecorded(ep.graph_module)
+
+    def test_run_decompositions_records_names(self):
+        ep = export(MulInput(), (torch.randn(3),)).run_decompositions()
+        self.assertEqual([n.name for n in ep.graph.nodes], ["mul", "mul_1", "output"])
+        self.assertNamesRecorded(ep.graph_module)
+
+    def test_cond_subgraph_names_are_recorded(self):
+        ep = export(CondMulInput(), (torch.randn(2, 3), torch.randn(2, 3)))
+        for branch in ("true_graph_0", "false_graph_0"):
+            gm = getattr(ep.graph_module, branch)
+            self.assertEqual(_placeholder_names(gm), ["x", "mul"])
+        self.assertNamesRecorded(ep.graph_module)
+
+    def test_autocast_subgraph_placeholders_take_operand_names(self):
+        ep = export(AutocastT1Input(), (torch.randn(3, 3),))
+        region = ep.graph_module.submod_1
+        self.assertExpectedInline(
+            "\n".join(f"{n.op} {n.name}" for n in region.graph.nodes),
+            """\
+placeholder t_1
+call_function t
+call_function t_2
+call_function t_3
+call_function matmul
+output output""",
+        )
+        self.assertNamesRecorded(ep.graph_module)
+
+    def test_while_loop_subgraph_placeholders_take_operand_names(self):
+        ep = export(WhileLoop(), (torch.tensor(0), torch.randn(3)))
+        for sub in ("while_loop_cond_graph_0", "while_loop_body_graph_0"):
+            self.assertEqual(_placeholder_names(getattr(ep.graph_module, sub)), ["it", "x"])
+        self.assertNamesRecorded(ep.graph_module)
+
+    def test_while_loop_operand_passed_twice_gets_distinct_placeholder_names(self):
+        model, args = WhileLoopSameOperandTwice(), (torch.randn(3),)
+        ep = export(model, args)
+        body = ep.graph_module.while_loop_body_graph_0
+        self.assertEqual(_placeholder_names(body), ["clone", "clone_1"])
+        self.assertNamesRecorded(ep.graph_module)
+        self.assertEqual(ep.module()(*args), model(*args))
+
+    def test_scan_subgraph_placeholders_take_operand_names(self):
+        ep = export(ScanAddInput(), (torch.randn(3), torch.randn(4, 3)))
+        combine = ep.graph_module.scan_combine_graph_0
+        self.assertExpectedInline(
+            "\n".join(f"{n.op} {n.name}" for n in combine.graph.nodes),
+            """\
+placeholder add
+placeholder xs
+call_function add_1
+call_function mul
+output output""",
+        )
+        self.assertNamesRecorded(ep.graph_module)
+
+    def test_load_records_names(self):
+        buffer = io.BytesIO()
+        torch.export.save(export(InputInput(), (torch.randn(3),)), buffer)
+        buffer.seek(0)
+        ep = torch.export.load(buffer)
+        self.assertEqual(_placeholder_names(ep.graph_module), ["input"])
+        self.assertNamesRecorded(ep.graph_module)
+
+    def test_unlift_records_output_name(self):
+        ep = export(ParamsBuffersConstants(), (torch.randn(3),))
+        self.assertNamesRecorded(ep.module())
+
+    def test_copy_graph_module_and_signature_records_names(self):
+        from torch.export.experimental import _copy_graph_module_and_signature
+
+        ep = export(InputInput(), (torch.randn(3),))
+        gm, _ = _copy_graph_module_and_signature(ep)
+        self.assertEqual(_placeholder_names(gm), ["input"])
+        self.assertNamesRecorded(gm)
+
+
+class TestNodeAssignName(TestCase):
+    def test_assigned_name_is_not_handed_out_again(self):
+        graph = torch.fx.Graph()
+        x = graph.placeholder("x")
+        relu = graph.call_function(torch.relu, (x,))
+        relu._assign_name("relu_7")
+        self.assertEqual(relu.name, "relu_7")
+        self.assertEqual(graph._graph_namespace._obj_to_name[relu], "relu_7")
+        new = graph.call_function(torch.relu, (x,))
+        self.assertEqual(new.name, "relu_8")
+        graph.lint()
+
+    def test_assigned_name_may_pass_through_a_duplicate(self):
+        graph = torch.fx.Graph()
+        x = graph.placeholder("x")
+        mul = graph.call_function(torch.mul, (x, x))
+        x._assign_name("mul")  # as placeholder naming does, before it renames mul
+        mul._assign_name("mul_1")
+        self.assertEqual([n.name for n in graph.nodes], ["mul", "mul_1"])
+        self.assertEqual(graph.call_function(torch.mul, (x, x)).name, "mul_2")
+        graph.lint()
+
+
+if __name__ == "__main__":
+    run_tests()

@@ -1,0 +1,267 @@
+"""The torch patches: the harness on the installed torch, and apply/revert on a copy.
+
+The harness (``verify``) runs once per session (about 25 s on torch 2.13.0):
+one subprocess imports torch from a patched overlay, one the installed torch.
+apply/revert only ever touch a throw-away copy of the files the patch changes.
+"""
+
+import hashlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from torch_export_names.cases import CASES
+from torch_export_names.patches import diff, install, store
+from torch_export_names.patches.verify import installed_site, verify
+
+SITE = installed_site()
+try:
+    PATCH = store.load(torch.__version__)
+except store.NoPatch as e:
+    pytestmark = pytest.mark.skip(reason=str(e))
+    PATCH = None
+
+REPO_PATCHES = Path(__file__).resolve().parents[1] / "patches"
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def patched_text(rel: str) -> str:
+    change = next(f for f in PATCH.torch_files if f.path == rel)
+    return diff.apply_file((SITE / rel).read_text(encoding="utf-8"), change)
+
+
+@pytest.fixture(scope="module")
+def report():
+    return verify()
+
+
+def checks(run, kind):
+    return {c.name: c for c in run.checks if c.kind == kind}
+
+
+# --- the harness, on the installed torch --------------------------------------
+
+
+def test_patched_run_imports_torch_from_the_overlay_without_the_hook(report):
+    info = report.patched.torch
+    assert "torch-export-names-verify-" in info["fx_graph_file"]
+    assert not info["fx_graph_file"].startswith(str(SITE))
+    assert info["has_assign_name"] is True
+    assert info["hook_installed"] is False and info["TORCH_EXPORT_NAMES"] is None
+
+
+def test_unpatched_run_imports_the_installed_torch(report):
+    assert report.baseline.torch["fx_graph_file"].startswith(str(SITE))
+    assert report.baseline.torch["has_assign_name"] is False
+
+
+@pytest.mark.parametrize("case", [c.name for c in CASES])
+def test_case_passes_with_the_patch_and_no_hook(report, case):
+    check = checks(report.patched, "case")[case]
+    if check.ok is None:
+        pytest.skip(check.detail)
+    assert check.ok, check.detail
+
+
+@pytest.mark.parametrize("case", [c.name for c in CASES])
+def test_case_fails_without_the_patch(report, case):
+    check = checks(report.baseline, "case")[case]
+    if check.ok is None:
+        pytest.skip(check.detail)
+    assert check.ok is False, f"{case} passes on unpatched torch {torch.__version__}"
+
+
+def test_every_entry_point_records_all_names_with_the_patch(report):
+    entries = checks(report.patched, "entry")
+    assert len(entries) >= 9
+    assert {n: c.detail for n, c in entries.items() if not c.ok} == {}
+
+
+def test_carried_tests_pass_with_the_patch(report):
+    tests = checks(report.patched, "test")
+    assert len(tests) >= 10, sorted(tests)
+    assert {n: c.detail for n, c in tests.items() if not c.ok} == {}
+
+
+def test_carried_tests_fail_without_the_patch(report):
+    tests = checks(report.baseline, "test")
+    assert set(tests) == set(checks(report.patched, "test"))
+    assert [n for n, c in tests.items() if c.ok is not False] == []
+
+
+def test_verdict_is_pass(report):
+    assert report.problems == []
+    assert report.ok
+
+
+def test_verify_leaves_the_installed_torch_as_released(report):
+    assert {rel: sha256(SITE / rel) for rel in PATCH.pristine} == PATCH.pristine
+
+
+# --- apply / revert on a throw-away copy --------------------------------------
+
+
+@pytest.fixture
+def site_copy(tmp_path):
+    """A site-packages-like directory holding copies of the files the patch changes."""
+    site = tmp_path / "site-packages"
+    for rel in [*PATCH.pristine, "torch/version.py"]:
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(SITE / rel, site / rel)
+    return site
+
+
+def hashes(site: Path) -> dict:
+    return {rel: sha256(site / rel) for rel in PATCH.pristine}
+
+
+def test_apply_writes_the_patched_files_and_keeps_a_backup(site_copy):
+    out = io.StringIO()
+    assert install.apply(site_copy, out=out) == 0
+    for rel in PATCH.pristine:
+        assert (site_copy / rel).read_text(encoding="utf-8") == patched_text(rel)
+        assert sha256(site_copy / install.BACKUP_DIR / rel) == PATCH.pristine[rel]
+    assert f"patched {len(PATCH.pristine)} files" in out.getvalue()
+
+
+def test_revert_restores_the_release_files(site_copy):
+    install.apply(site_copy, out=io.StringIO())
+    assert install.revert(site_copy, out=io.StringIO()) == 0
+    assert hashes(site_copy) == PATCH.pristine
+    assert not (site_copy / install.BACKUP_DIR).exists()
+
+
+def test_apply_twice_changes_nothing_the_second_time(site_copy):
+    install.apply(site_copy, out=io.StringIO())
+    applied = hashes(site_copy)
+    out = io.StringIO()
+    assert install.apply(site_copy, out=out) == 0
+    assert "already patched" in out.getvalue()
+    assert hashes(site_copy) == applied
+
+
+def test_apply_refuses_a_file_that_is_not_the_release_and_changes_nothing(site_copy):
+    rel = "torch/fx/node.py"
+    with open(site_copy / rel, "a", encoding="utf-8") as f:
+        f.write("# local change\n")
+    before = hashes(site_copy)
+    with pytest.raises(install.Refused, match=r"not the torch .* release's.*torch/fx/node\.py"):
+        install.apply(site_copy, out=io.StringIO())
+    assert hashes(site_copy) == before
+    assert not (site_copy / install.BACKUP_DIR).exists()
+
+
+def test_apply_refuses_a_torch_version_without_a_patch(site_copy):
+    (site_copy / "torch/version.py").write_text("__version__ = '2.12.0+cpu'\n")
+    with pytest.raises(install.Refused, match=r"no patch for torch 2\.12\.0\+cpu"):
+        install.apply(site_copy, out=io.StringIO())
+    assert hashes(site_copy) == PATCH.pristine
+
+
+def test_apply_dry_run_prints_the_diff_and_changes_nothing(site_copy):
+    out = io.StringIO()
+    assert install.apply(site_copy, dry_run=True, out=out) == 0
+    assert PATCH.torch_diff_text() in out.getvalue()
+    assert "test/export/" not in out.getvalue()
+    assert hashes(site_copy) == PATCH.pristine
+    assert not (site_copy / install.BACKUP_DIR).exists()
+
+
+def test_revert_refuses_files_changed_after_apply(site_copy):
+    install.apply(site_copy, out=io.StringIO())
+    (site_copy / "torch/fx/graph.py").write_text("# replaced\n")
+    with pytest.raises(install.Refused, match=r"changed since `apply`.*torch/fx/graph\.py"):
+        install.revert(site_copy, out=io.StringIO())
+    assert (site_copy / install.BACKUP_DIR).exists()
+
+
+def test_revert_without_apply_refuses(site_copy):
+    with pytest.raises(install.Refused, match="nothing to revert"):
+        install.revert(site_copy, out=io.StringIO())
+
+
+def test_cli_apply_and_revert_on_a_target(site_copy):
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "torch_export_names.patches", *args, "--target", str(site_copy)],
+            capture_output=True, text=True,
+        )
+
+    applied = run("apply")
+    assert applied.returncode == 0, applied.stderr
+    assert run("revert").returncode == 0
+    assert hashes(site_copy) == PATCH.pristine
+    refused = run("revert")
+    assert refused.returncode == 2
+    assert "nothing to revert" in refused.stderr
+
+
+# --- the patch file itself -----------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="GNU patch is not installed")
+def test_gnu_patch_applies_it_to_site_packages_as_the_readme_says(site_copy):
+    subprocess.run(
+        ["patch", "-p1", "--batch", "--forward", "-d", str(site_copy), "-i", str(PATCH.path)],
+        check=True, capture_output=True, text=True,
+    )
+    for rel in PATCH.pristine:
+        assert (site_copy / rel).read_text(encoding="utf-8") == patched_text(rel)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_git_apply_applies_it_at_the_root_of_a_checkout(site_copy):
+    # A stand-in checkout: the release's files at their repository paths.
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*args):
+        return subprocess.run(
+            ["git", "-C", str(site_copy), *args], check=True, capture_output=True, text=True, env=env
+        )
+
+    git("init", "-q")
+    git("apply", "--check", str(PATCH.path))
+    git("apply", str(PATCH.path))
+    for rel in PATCH.pristine:
+        assert (site_copy / rel).read_text(encoding="utf-8") == patched_text(rel)
+    assert (site_copy / "test/export/test_export_node_names.py").is_file()
+
+
+def test_every_shipped_patch_lists_the_release_hash_of_each_file_it_changes():
+    for version in store.available():
+        patch = store.load(version)
+        assert set(patch.pristine) == {f.path for f in patch.torch_files}
+        assert list(patch.test_files) == ["test/export/test_export_node_names.py"]
+
+
+@pytest.mark.skipif(not REPO_PATCHES.is_dir(), reason="not a source tree")
+def test_every_patch_carries_the_current_test_file():
+    source = (REPO_PATCHES / "test_export_node_names.py").read_text(encoding="utf-8")
+    for version in store.available():
+        assert store.load(version).test_files["test/export/test_export_node_names.py"] == source, (
+            f"patches/torch-{version}.patch is stale: run patches/make_patches.py"
+        )
+
+
+@pytest.mark.skipif(not REPO_PATCHES.is_dir(), reason="not a source tree")
+def test_build_puts_the_patches_in_the_package(tmp_path, monkeypatch):
+    repo = REPO_PATCHES.parent
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path)],
+        cwd=repo, check=True, capture_output=True, text=True,
+    )
+    data = tmp_path / "torch_export_names" / "patches" / "data"
+    shipped = sorted(p.name for p in data.iterdir())
+    expected = sorted(p.name for p in REPO_PATCHES.iterdir() if p.suffix in (".patch", ".sha256"))
+    assert shipped == expected
+    monkeypatch.setattr(store, "_PACKAGED", data)
+    assert store.data_dir() == data

@@ -1,0 +1,230 @@
+"""What ``verify`` runs in its subprocess, against whichever torch that process imports.
+
+    python -m torch_export_names.patches._child --out RESULT.json
+        [--expect-torch-under DIR] [--tests TEST_FILE ...]
+
+Checks, each reported as pass, fail or skip, with the hook NOT installed:
+
+- ``case``: every reproduction in ``torch_export_names.cases.CASES``, run with
+  ``repaired=False``; it passes only if ``find_unrecorded_names`` of the
+  model's export is ``[]`` and ``run_case`` succeeds.
+- ``entry``: every public torch.export entry point leaves no unrecorded name.
+- ``test``: every test in the given torch-style test files (unittest).
+
+Writes JSON to ``--out``. Exits 3, before any check, if torch was not
+imported from under ``--expect-torch-under`` or if the hook is active.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import io
+import json
+import os
+import sys
+import traceback
+import unittest
+from pathlib import Path
+
+
+def _first_line(text: str, limit: int = 240) -> str:
+    lines = [ln for ln in str(text).strip().splitlines() if ln.strip()]
+    return (lines[0] if lines else "")[:limit]
+
+
+def _check(kind: str, name: str, ok: bool | None, detail: str = "") -> dict:
+    return {"kind": kind, "name": name, "ok": ok, "detail": detail}
+
+
+def _cases() -> list[dict]:
+    import torch
+
+    from torch_export_names.cases import CASES, executorch_available, run_case
+    from torch_export_names.passes import find_unrecorded_names
+
+    out = []
+    for case in CASES:
+        if case.needs_executorch and not executorch_available():
+            out.append(_check("case", case.name, None, "executorch is not installed"))
+            continue
+        try:
+            model, args = case.make()
+            unrecorded = find_unrecorded_names(torch.export.export(model, args), strict=True)
+            outcome = run_case(case, repaired=False)
+        except Exception as e:  # noqa: BLE001 - reported, not raised
+            out.append(_check("case", case.name, False, f"{type(e).__name__}: {_first_line(e)}"))
+            continue
+        problems = []
+        if unrecorded:
+            problems.append(f"unrecorded names {unrecorded}")
+        if not outcome.ok:
+            problems.append(f"{outcome.stage}: {outcome.error}")
+        out.append(_check("case", case.name, not problems, "; ".join(problems)))
+    return out
+
+
+def _entry_models():
+    """The models the entry-point checks export (defined here so importing this module imports no torch)."""
+    import torch
+
+    class CollidingInputs(torch.nn.Module):
+        # Inputs mul and cat make torch.export rename the model's ops to mul_1, cat_1.
+        def forward(self, mul, cat):
+            return torch.cat([mul * 2, cat])
+
+    class CondMulInput(torch.nn.Module):
+        def forward(self, x, mul):
+            return torch.cond(x.sum() > 0, lambda a, b: a * b * 2, lambda a, b: a - b, (x, mul))
+
+    return CollidingInputs, CondMulInput
+
+
+def _entries() -> list[dict]:
+    import torch
+    import torch.export.passes
+
+    from torch_export_names.passes import find_unrecorded_names
+
+    CollidingInputs, CondMulInput = _entry_models()
+    args = (torch.randn(2, 3), torch.randn(2, 3))
+
+    def export(model=CollidingInputs, **kw):
+        return torch.export.export(model(), args, **kw)
+
+    def load():
+        buf = io.BytesIO()
+        torch.export.save(export(), buf)
+        buf.seek(0)
+        return torch.export.load(buf)
+
+    entries = {
+        "torch.export.export": export,
+        "torch.export.export(strict=True)": lambda: export(strict=True),
+        "ExportedProgram.run_decompositions": lambda: export().run_decompositions(),
+        "torch.export.load": load,
+        "torch.export.draft_export": lambda: torch.export.draft_export(CollidingInputs(), args),
+        "move_to_device_pass": lambda: torch.export.passes.move_to_device_pass(export(), "cpu"),
+        "ExportedProgram.module()": lambda: export().module(),
+        "ExportedProgram.module() with cond": lambda: export(CondMulInput).module(),
+        "torch.export.unflatten": lambda: torch.export.unflatten(export()),
+    }
+    out = []
+    for name, make in entries.items():
+        try:
+            obj = make()
+            if isinstance(obj, (torch.export.ExportedProgram, torch.fx.GraphModule)):
+                unrecorded = find_unrecorded_names(obj, strict=True)  # nested graphs included
+            else:  # an UnflattenedModule: GraphModules below a plain module
+                unrecorded = [
+                    f"{path}.{n}" if path else n
+                    for path, mod in obj.named_modules()
+                    if isinstance(mod, torch.fx.GraphModule)
+                    for n in find_unrecorded_names(mod.graph, strict=True)
+                ]
+        except Exception as e:  # noqa: BLE001
+            out.append(_check("entry", name, False, f"{type(e).__name__}: {_first_line(e)}"))
+            continue
+        out.append(
+            _check("entry", name, not unrecorded, f"unrecorded names {unrecorded}" if unrecorded else "")
+        )
+    return out
+
+
+class _Result(unittest.TestResult):
+    def __init__(self):
+        super().__init__()
+        self.checks: list[dict] = []
+
+    @staticmethod
+    def _name(test) -> str:
+        return f"{type(test).__name__}.{test._testMethodName}"
+
+    def _reason(self, err) -> str:
+        exc_type, exc, _ = err
+        return f"{exc_type.__name__}: {_first_line(exc)}"
+
+    def addSuccess(self, test):
+        self.checks.append(_check("test", self._name(test), True))
+
+    def addFailure(self, test, err):
+        self.checks.append(_check("test", self._name(test), False, self._reason(err)))
+
+    def addError(self, test, err):
+        self.checks.append(_check("test", self._name(test), False, self._reason(err)))
+
+    def addSkip(self, test, reason):
+        self.checks.append(_check("test", self._name(test), None, f"skipped: {reason}"))
+
+    def addExpectedFailure(self, test, err):
+        self.checks.append(_check("test", self._name(test), True, "expected failure"))
+
+    def addUnexpectedSuccess(self, test):
+        self.checks.append(_check("test", self._name(test), False, "unexpected success"))
+
+
+def _tests(path: Path) -> list[dict]:
+    saved_argv = sys.argv
+    sys.argv = [str(path)]  # torch's common_utils reads its options from argv
+    try:
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+        suite = unittest.defaultTestLoader.loadTestsFromModule(module)
+    except Exception as e:  # noqa: BLE001
+        return [_check("test", path.name, False, f"import failed: {type(e).__name__}: {_first_line(e)}")]
+    finally:
+        sys.argv = saved_argv
+    result = _Result()
+    suite.run(result)
+    return result.checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="torch_export_names.patches._child")
+    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--expect-torch-under", type=Path)
+    p.add_argument("--tests", nargs="*", type=Path, default=[])
+    args = p.parse_args(argv)
+
+    import torch
+    import torch.fx.graph
+
+    from torch_export_names import hook
+
+    info = {
+        "version": torch.__version__,
+        "torch_file": torch.__file__,
+        "fx_graph_file": torch.fx.graph.__file__,
+        "has_assign_name": hasattr(torch.fx.Node, "_assign_name"),
+        "hook_installed": hook.is_installed(),
+        "TORCH_EXPORT_NAMES": os.environ.get("TORCH_EXPORT_NAMES"),
+    }
+    problems = []
+    if args.expect_torch_under is not None:
+        expected = os.path.abspath(args.expect_torch_under) + os.sep
+        for key in ("torch_file", "fx_graph_file"):
+            if not os.path.abspath(info[key]).startswith(expected):
+                problems.append(f"{key} is {info[key]}, not under {expected}")
+    if info["hook_installed"] or info["TORCH_EXPORT_NAMES"] not in (None, "", "0"):
+        problems.append("the torch_export_names hook is active")
+    if problems:
+        args.out.write_text(json.dumps({"torch": info, "problems": problems, "checks": []}))
+        print("; ".join(problems), file=sys.stderr)
+        return 3
+
+    checks = []
+    for part in (_cases, _entries):
+        try:
+            checks += part()
+        except Exception:  # noqa: BLE001 - a broken part must not hide the others
+            checks.append(_check(part.__name__.strip("_"), "(all)", False, traceback.format_exc(limit=3)))
+    for path in args.tests:
+        checks += _tests(path)
+    args.out.write_text(json.dumps({"torch": info, "problems": [], "checks": checks}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
