@@ -1,0 +1,1 @@
+"""Test doubles for what cannot run here (the Qualcomm QNN SDK)."""

@@ -1,0 +1,32 @@
+"""ExecuTorch adapter: Qualcomm HTP's constant-only rule for ``QnnPartitioner``.
+
+``ConstantAwareQnnPartitioner`` is a drop-in subclass of ExecuTorch's
+``QnnPartitioner``; ``install()`` / ``uninstall()`` give ``QnnPartitioner``
+itself the same behaviour. Needs ExecuTorch with its Qualcomm backend (the
+Python side only; no QNN SDK).
+"""
+
+from __future__ import annotations
+
+try:
+    import executorch.backends.qualcomm.partition.qnn_partitioner  # noqa: F401
+except ImportError as e:
+    raise ImportError(
+        "torch_export_names.executorch needs ExecuTorch with its Qualcomm backend "
+        f"(import failed: {e}). Install it with: pip install -c constraints.txt "
+        "'torch-export-names[executorch]' (ExecuTorch 1.5.x)."
+    ) from e
+
+from .constant_only import constant_only_nodes, is_quantize_op, runtime_placeholders
+from .partitioner import ConstantAwareQnnPartitioner, install, installed, is_installed, uninstall
+
+__all__ = [
+    "ConstantAwareQnnPartitioner",
+    "constant_only_nodes",
+    "install",
+    "installed",
+    "is_installed",
+    "is_quantize_op",
+    "runtime_placeholders",
+    "uninstall",
+]
