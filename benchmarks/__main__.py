@@ -1,0 +1,3 @@
+from benchmarks.lowering import main
+
+raise SystemExit(main())

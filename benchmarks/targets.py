@@ -1,0 +1,91 @@
+"""The issue's performance targets, judged on the figures of one run."""
+
+from __future__ import annotations
+
+REPAIR_TO_EXPORT_MAX = 0.0005  # 0.05 %
+REPAIR_TO_LOOP_MAX = 2.0
+DEEPCOPY_TO_REPAIR_MIN = 20.0
+PER_NODE_GROWTH_MAX = 1.5
+
+
+def _target(name: str, met: bool | None, figure: str) -> dict:
+    return {"target": name, "met": met, "figure": figure}
+
+
+def evaluate(results: dict) -> list[dict]:
+    """One entry per target: met (True/False, None if not measured) and the figures."""
+    out = []
+    rows = results.get("llama", [])
+    if rows:
+        r = [row["ratios"]["repair_to_export"] for row in rows]
+        out.append(
+            _target(
+                "repair <= 0.05% of torch.export.export time, every Llama size",
+                max(r) <= REPAIR_TO_EXPORT_MAX,
+                "repair/export: " + ", ".join(f"{row['layers']}L {x * 100:.4f}%" for row, x in zip(rows, r)),
+            )
+        )
+        r = [row["ratios"]["repair_to_top_level_loop"] for row in rows]
+        nested = sum(row["graphs"] - 1 for row in rows)
+        out.append(
+            _target(
+                "repair within 2x of the upstream top-level-only loop",
+                max(r) <= REPAIR_TO_LOOP_MAX,
+                "repair/loop: "
+                + ", ".join(f"{row['layers']}L {x:.2f}x" for row, x in zip(rows, r))
+                + f" (nested graphs in these programs: {nested})",
+            )
+        )
+        r = [row["ratios"]["deepcopy_to_repair"] for row in rows]
+        out.append(
+            _target(
+                "repair >= 20x faster than the deepcopy rebuild",
+                min(r) >= DEEPCOPY_TO_REPAIR_MIN,
+                "deepcopy/repair: " + ", ".join(f"{row['layers']}L {x:.0f}x" for row, x in zip(rows, r)),
+            )
+        )
+    else:
+        for name in (
+            "repair <= 0.05% of export",
+            "repair within 2x of top-level loop",
+            "repair >= 20x deepcopy",
+        ):
+            out.append(_target(name, None, "not measured"))
+
+    e2e = results.get("end_to_end", [])
+    out.append(
+        _target(
+            "hook on vs off: end-to-end lowering within measurement noise",
+            all(e["within_noise"] for e in e2e) if e2e else None,
+            "; ".join(
+                f"{e['pipeline']} {e['layers']}L: on/off {e['ratio_on_to_off']:.3f}, "
+                f"diff {e['median_diff_s']:+.3f} s vs noise {e['noise_s']:.3f} s, "
+                f"time in the hook {e['hook_time_per_run']['median_s'] * 1e3:.1f} ms per run "
+                f"({e['hook_time_to_run'] * 100:.2f}%)"
+                for e in e2e
+            )
+            or "not measured",
+        )
+    )
+
+    syn = results.get("synthetic")
+    if syn and syn.get("points"):
+        for fit_key, state in (("fit", "every name unrecorded"), ("fit_export_like", "export-like names")):
+            fit = syn[fit_key]
+            small, large = fit["per_node_small_nodes"], fit["per_node_large_nodes"]
+            ratio = fit["per_node_ratio_large_to_small"]
+            key = fit["series"]
+            out.append(
+                _target(
+                    f"linear scaling ({state}): time per node at {large:,} within 1.5x of that at {small:,}",
+                    ratio <= PER_NODE_GROWTH_MAX and large >= 1_000_000 and small <= 10_000,
+                    f"{syn['points'][-1][key + '_ns_per_node']:.0f} ns/node at {large:,} vs "
+                    f"{syn['points'][0][key + '_ns_per_node']:.0f} ns/node at {small:,}: {ratio:.2f}x; "
+                    f"fit slope {fit.get('slope_ns_per_node', float('nan')):.0f} ns/node, "
+                    f"log-log exponent {fit.get('loglog_exponent', float('nan')):.3f}, "
+                    f"R^2 {fit.get('r_squared', float('nan')):.5f}",
+                )
+            )
+    else:
+        out.append(_target("linear scaling to 1M nodes", None, "not measured"))
+    return out
