@@ -2,6 +2,9 @@ import os
 
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
+from setuptools.command.editable_wheel import editable_wheel
+
+PTH = "torch_export_names.pth"
 
 
 class build_py_with_pth(build_py):
@@ -9,13 +12,26 @@ class build_py_with_pth(build_py):
 
     def run(self):
         super().run()
-        self.copy_file("torch_export_names.pth", os.path.join(self.build_lib, "torch_export_names.pth"))
+        self.copy_file(PTH, os.path.join(self.build_lib, PTH))
         # The torch patches and their release hashes, for `python -m torch_export_names.patches`.
         data = os.path.join(self.build_lib, "torch_export_names", "patches", "data")
         self.mkpath(data)
         for name in sorted(os.listdir("patches")):
             if name.endswith((".patch", ".sha256")):
                 self.copy_file(os.path.join("patches", name), os.path.join(data, name))
+
+
+
+class editable_wheel_with_pth(editable_wheel):
+    """``pip install -e .``: the editable wheel gets the .pth file too (as pytest-cov does).
+
+    Everything written to the unpacked wheel's root ends up in site-packages;
+    setuptools writes its namespace .pth files there through this method.
+    """
+
+    def _install_namespaces(self, installation_dir, pth_prefix):
+        super()._install_namespaces(installation_dir, pth_prefix)
+        self.copy_file(PTH, os.path.join(installation_dir, PTH))
 
 
 setup(
@@ -36,6 +52,6 @@ setup(
         "test": ["pytest>=8", "expecttest>=0.2", "hypothesis>=6"],
         "bench": ["matplotlib>=3.8"],
     },
-    cmdclass={"build_py": build_py_with_pth},
+    cmdclass={"build_py": build_py_with_pth, "editable_wheel": editable_wheel_with_pth},
     entry_points={"console_scripts": ["torch-export-names=torch_export_names.cli:main"]},
 )

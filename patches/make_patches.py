@@ -15,7 +15,7 @@ lists the pristine files in ``sha256sum`` format, relative to site-packages
 apply`` refuses files that do not match it.
 
 A maintainer's tool, not part of the installed package: it needs the pristine
-torch of each version (here the project's /work/venv21x virtual environments).
+torch of each version (one virtual environment per release).
 """
 
 from __future__ import annotations

@@ -15,11 +15,12 @@ from torch_export_names.cases import CASES, executorch_available, run_case
 
 
 def _params():
-    for case in CASES:
-        marks = []
-        if case.needs_executorch and not executorch_available():
-            marks.append(pytest.mark.skip(reason="executorch is not installed"))
-        yield pytest.param(case, id=case.name, marks=marks)
+    return [
+        pytest.param(case, id=case.name, marks=[
+            pytest.mark.skip(reason="executorch is not installed")
+        ] if case.needs_executorch and not executorch_available() else [])
+        for case in CASES
+    ]
 
 
 @pytest.mark.parametrize("case", _params())
@@ -33,7 +34,7 @@ def test_fails_without_repair(case):
             "the names it assigns or stopped producing the collision "
             "(pytorch/pytorch#202927); the repair is not needed for this case"
         )
-    assert outcome.stage == "step", outcome
+    assert outcome.stage == case.expected_stage, outcome
     assert re.search(case.expected_error, outcome.error), outcome.error
 
 

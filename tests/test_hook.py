@@ -152,6 +152,108 @@ def test_nested_installed_blocks_keep_the_outer_one():
     assert not is_installed()
 
 
+def _is_one_wrapper_around_the_original() -> bool:
+    init = ExportedProgram.__dict__["__init__"]
+    return getattr(init, "_torch_export_names_original", None) is ORIGINAL_INIT
+
+
+def test_install_and_installed_blocks_share_one_wrapper():
+    install()
+    with installed():
+        install()
+        with installed():
+            assert _is_one_wrapper_around_the_original()
+    assert _is_one_wrapper_around_the_original()
+    uninstall()
+    assert ExportedProgram.__dict__["__init__"] is ORIGINAL_INIT
+
+
+def test_uninstall_inside_a_block_keeps_the_hook_until_the_block_closes():
+    install()
+    with installed():
+        uninstall()
+        assert is_installed()
+        assert find_unrecorded_names(early_export(CollidingInputs(), ARGS)) == []
+    assert not is_installed()
+    assert ExportedProgram.__dict__["__init__"] is ORIGINAL_INIT
+
+
+@pytest.mark.parametrize("first_to_close", ["first_opened", "last_opened"])
+def test_one_threads_block_closing_leaves_the_other_threads_hook(first_to_close):
+    """Blocks in two threads; when one closes, exports still get repaired until the other does."""
+    opened = [threading.Event(), threading.Event()]
+    release = [threading.Event(), threading.Event()]
+
+    def hold(i):
+        with installed():
+            opened[i].set()
+            release[i].wait(60)
+
+    threads = [threading.Thread(target=hold, args=(i,)) for i in range(2)]
+    threads[0].start()
+    assert opened[0].wait(60)
+    threads[1].start()
+    assert opened[1].wait(60)
+    first = 0 if first_to_close == "first_opened" else 1
+    release[first].set()
+    threads[first].join(60)
+    # The other thread's block is still open: the main thread's exports are repaired.
+    assert is_installed()
+    ep = early_export(CollidingInputs(), ARGS)
+    assert find_unrecorded_names(ep) == []
+    assert not _collides(ep)
+    release[1 - first].set()
+    threads[1 - first].join(60)
+    assert not is_installed()
+    assert ExportedProgram.__dict__["__init__"] is ORIGINAL_INIT
+
+
+def test_strict_of_a_block_applies_to_its_own_thread_only(monkeypatch):
+    _fail_midway(monkeypatch)
+    errors = []
+
+    def lenient_export():
+        try:
+            torch.export.export(AutocastT1Input(), (torch.randn(3, 3),))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    with installed(strict=True):
+        t = threading.Thread(target=lenient_export)
+        t.start()
+        t.join(120)
+        with pytest.raises(RuntimeError, match="injected failure"):
+            torch.export.export(AutocastT1Input(), (torch.randn(3, 3),))
+    assert errors == []
+
+
+def test_suspended_exports_are_as_torch_returns_them():
+    from torch_export_names.hook import suspended
+
+    with installed():
+        with suspended():
+            ep = early_export(CollidingInputs(), ARGS)
+        assert is_installed()
+    if not find_unrecorded_names(ep):
+        pytest.skip(f"torch {torch.__version__} records export names; nothing to tell apart")
+    assert _collides(ep)
+
+
+def test_is_affected_measures_stock_torch_with_the_hook_installed():
+    from torch_export_names.detect import is_affected
+
+    is_affected.cache_clear()
+    plain = is_affected()
+    is_affected.cache_clear()
+    try:
+        with installed():
+            assert is_affected() == plain
+    finally:
+        is_affected.cache_clear()
+    if not plain:
+        pytest.skip(f"torch {torch.__version__} is not affected: both answers are False")
+
+
 def test_install_uninstall_from_threads_while_exporting():
     """torch.export itself is not thread-safe, so only the main thread exports."""
     stop, errors = threading.Event(), []

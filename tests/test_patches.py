@@ -133,6 +133,32 @@ def test_apply_writes_the_patched_files_and_keeps_a_backup(site_copy):
     assert f"patched {len(PATCH.pristine)} files" in out.getvalue()
 
 
+def test_apply_warns_that_uninstalling_the_package_does_not_revert_torch(site_copy):
+    out = io.StringIO()
+    install.apply(site_copy, out=out)
+    assert "`pip uninstall torch-export-names` does not revert torch" in out.getvalue()
+    assert "python -m torch_export_names.patches revert" in out.getvalue()
+
+
+def test_applied_tells_a_patched_torch_from_a_stock_one(site_copy):
+    assert install.applied(site_copy) is None
+    install.apply(site_copy, out=io.StringIO())
+    assert install.applied(site_copy)["patch"] == PATCH.path.name
+    install.revert(site_copy, out=io.StringIO())
+    assert install.applied(site_copy) is None
+
+
+def test_doctor_reports_a_patched_torch(site_copy, monkeypatch):
+    from torch_export_names import doctor
+
+    install.apply(site_copy, out=io.StringIO())
+    monkeypatch.setattr(doctor, "patch_applied", lambda: install.applied(site_copy))
+    monkeypatch.setattr(doctor, "CASES", ())
+    report = doctor.collect()
+    assert report["torch_patched"] == PATCH.path.name
+    assert f"patched by `patches apply` ({PATCH.path.name})" in doctor.format_report(report)
+
+
 def test_revert_restores_the_release_files(site_copy):
     install.apply(site_copy, out=io.StringIO())
     assert install.revert(site_copy, out=io.StringIO()) == 0

@@ -106,7 +106,7 @@ def test_is_idempotent():
     unrecorded = require_unrecorded(ep)
     assert reserve_node_names(ep) == len(unrecorded)
     assert reserve_node_names(ep) == 0
-    assert repair(ep) == (0, 0)
+    assert repair(ep) == (0, 0, 0)
 
 
 @pytest.mark.parametrize("kind", ["exported_program", "graph_module", "graph"])

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -81,7 +82,70 @@ def test_run_passes_on_the_exit_status(tmp_path):
 def test_run_names_a_missing_script(tmp_path):
     r = _python("-m", "torch_export_names", "run", "nope.py", cwd=tmp_path)
     assert r.returncode == 2
-    assert "no such file: 'nope.py'" in r.stderr
+    missing = str(tmp_path / "nope.py")
+    assert r.stderr.strip() == f"torch-export-names run: can't open file {missing!r}: no such file or directory"
+
+
+# The .pth file's job, done by hand: it imports the bootstrap at start-up when the variable is set.
+EARLY_INSTALL = textwrap.dedent(
+    """
+    import torch_export_names._bootstrap  # what torch_export_names.pth does under TORCH_EXPORT_NAMES=1
+    import torch_export_names
+    torch_export_names.install()  # imports torch.export, which fires the bootstrap's install too
+    from torch.export.exported_program import ExportedProgram
+    init = ExportedProgram.__dict__["__init__"]
+    inner = init._torch_export_names_original
+    assert not hasattr(inner, "_torch_export_names_original"), "wrapped twice"
+    torch_export_names.uninstall()
+    assert not torch_export_names.is_installed()
+    assert ExportedProgram.__dict__["__init__"] is inner, "uninstall() left a wrapper in place"
+    print("one wrapper, removed")
+    """
+)
+
+
+def test_env_var_and_an_early_install_wrap_once_and_uninstall_completely(tmp_path):
+    r = _python("-c", EARLY_INSTALL, cwd=tmp_path, env=_env(**{ENV_VAR: "1"}))
+    assert r.returncode == 0, r.stderr
+    assert "one wrapper, removed" in r.stdout
+
+
+STATUS = (
+    "import torch.export, torch_export_names.hook as h; s = h.status(); "
+    "print(s.active, list(s.sources))"
+)
+
+
+@pytest.mark.parametrize("value", ["1", "true", "TRUE", "Yes", "on", " On "])
+def test_env_var_on_spellings(value):
+    from torch_export_names._bootstrap import enabled
+
+    assert enabled({ENV_VAR: value}) is True
+
+
+@pytest.mark.parametrize("value", ["", "0", "false", "False", "NO", "off", " off "])
+def test_env_var_off_spellings(value):
+    from torch_export_names._bootstrap import enabled
+
+    assert enabled({ENV_VAR: value}) is False
+
+
+def test_env_var_other_values_warn_once_and_leave_the_hook_off():
+    from torch_export_names import TorchExportNamesWarning
+    from torch_export_names._bootstrap import enabled
+
+    with pytest.warns(TorchExportNamesWarning, match="TORCH_EXPORT_NAMES='maybe' is not understood"):
+        assert enabled({ENV_VAR: "maybe"}) is False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert enabled({ENV_VAR: "maybe"}) is False
+
+
+def test_pth_file_and_bootstrap_agree_on_the_off_spellings():
+    from torch_export_names._bootstrap import FALSE
+
+    line = (Path(__file__).parents[1] / "torch_export_names.pth").read_text()
+    assert "not in " + repr(FALSE).replace("'", '"') in line, line
 
 
 needs_pth = pytest.mark.skipif(
@@ -95,6 +159,15 @@ def test_env_var_installs_the_hook(user_script):
     r = _python("user_model.py", "d", cwd=user_script, env=_env(**{ENV_VAR: "1"}))
     assert r.returncode == 0, r.stderr
     assert "linted ['d']" in r.stdout
+
+
+@needs_pth
+@pytest.mark.parametrize("value,active", [("false", False), ("off", False), ("TRUE", True), ("bogus", False)])
+def test_env_var_through_the_pth_file(tmp_path, value, active):
+    r = _python("-c", STATUS, cwd=tmp_path, env=_env(**{ENV_VAR: value}))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == (f"True ['{ENV_VAR}']" if active else "False []")
+    assert ("is not understood" in r.stderr) == (value == "bogus")
 
 
 @needs_pth

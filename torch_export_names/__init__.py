@@ -19,7 +19,9 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "RepairReport": "passes",
+    "find_illegal_names": "passes",
     "find_unrecorded_names": "passes",
+    "legalize_node_names": "passes",
     "propagate_subgraph_names": "passes",
     "repair": "passes",
     "reserve_node_names": "passes",
@@ -53,7 +55,9 @@ if TYPE_CHECKING:
     from .hook import install, installed, is_installed, uninstall
     from .passes import (
         RepairReport,
+        find_illegal_names,
         find_unrecorded_names,
+        legalize_node_names,
         propagate_subgraph_names,
         repair,
         reserve_node_names,

@@ -14,10 +14,31 @@ import sys
 
 ENV_VAR = "TORCH_EXPORT_NAMES"
 _TARGET = "torch.export.exported_program"
+# torch_export_names.pth imports this module unless the value is one of FALSE
+# (the .pth repeats that tuple; tests/test_zero_code_change.py checks they agree).
+TRUE = ("1", "true", "yes", "on")
+FALSE = ("", "0", "false", "no", "off")
 
 
 def enabled(environ=os.environ) -> bool:
-    return environ.get(ENV_VAR, "") not in ("", "0")
+    """Whether TORCH_EXPORT_NAMES asks for the hook: 1/true/yes/on, any case.
+
+    0/false/no/off (any case) or unset leave it off; any other value warns
+    once and leaves it off.
+    """
+    value = environ.get(ENV_VAR, "").strip().lower()
+    if value in TRUE:
+        return True
+    if value not in FALSE:
+        from ._warnings import warn_once
+
+        warn_once(
+            "env-var-value",
+            f"{ENV_VAR}={environ.get(ENV_VAR)!r} is not understood; the export hook stays "
+            f"off. Use one of {', '.join(TRUE)} to turn it on, or {', '.join(FALSE[1:])}.",
+            stacklevel=2,
+        )
+    return False
 
 
 class _InstallAfterImport(importlib.abc.MetaPathFinder):
@@ -36,7 +57,7 @@ class _InstallAfterImport(importlib.abc.MetaPathFinder):
             exec_module(module)
             from .hook import install
 
-            install()
+            install(_source=ENV_VAR)
 
         spec.loader.exec_module = exec_then_install
         return spec
@@ -46,7 +67,7 @@ def activate() -> None:
     if _TARGET in sys.modules:
         from .hook import install
 
-        install()
+        install(_source=ENV_VAR)
     elif not any(isinstance(f, _InstallAfterImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _InstallAfterImport())
 

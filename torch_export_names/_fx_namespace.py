@@ -8,11 +8,15 @@ be deleted: ``find_unrecorded_names`` then returns ``[]`` on every export.
 Everything here reads or writes ``torch.fx.graph._Namespace``:
 ``_used_names`` (every name handed out), ``_obj_to_name`` (node -> name) and
 ``_base_count`` (next suffix per base name, which keeps ``create_name`` O(1)).
+It also reads ``torch.fx.graph._illegal_names``: the keywords, builtins and
+globals of fx's generated code (``inf``, ``nan``, ``device``, ``torch``, ...)
+that ``create_name`` never hands out, because a local of that name would
+shadow the global in the generated ``forward``.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import torch.fx
 
@@ -20,7 +24,10 @@ __all__ = [
     "PrivateStateMissing",
     "check",
     "fresh_name",
+    "illegal_names",
+    "is_legal",
     "is_recorded",
+    "legal_names",
     "record",
     "record_all",
     "rename",
@@ -63,10 +70,38 @@ def _namespace(graph: torch.fx.Graph):
     return ns
 
 
+def illegal_names():
+    """The names ``create_name`` refuses for a node (a container supporting ``in``)."""
+    names = getattr(torch.fx.graph, "_illegal_names", None)
+    if not isinstance(names, dict):
+        raise PrivateStateMissing(f"torch {torch.__version__}: torch.fx.graph._illegal_names is missing")
+    return names
+
+
+def is_legal(name: str) -> bool:
+    """Whether ``create_name`` could hand out ``name`` for a node: an identifier that
+    shadows no keyword, builtin or global of fx's generated code."""
+    return name.isidentifier() and name not in illegal_names()
+
+
 def check(graphs: Iterable[torch.fx.Graph]) -> None:
-    """Raise PrivateStateMissing unless every graph has the state we write."""
+    """Raise PrivateStateMissing unless every graph has the state we use."""
+    illegal_names()
     for g in graphs:
         _namespace(g)
+
+
+def legal_names(names: Sequence[str]) -> list[str]:
+    """``names`` with every illegal one replaced as ``create_name`` would replace it.
+
+    For a list of Python parameter names (an unlifted module's ``forward``):
+    legal names are kept, the others get a suffix that none of the kept names has.
+    """
+    space = torch.fx.graph._Namespace()
+    for name in names:
+        if is_legal(name):
+            space._used_names.add(name)
+    return [name if is_legal(name) else space.create_name(name, None) for name in names]
 
 
 def is_recorded(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
@@ -113,19 +148,24 @@ def rename(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> None:
     record(graph, node)
 
 
-def record_all(graph: torch.fx.Graph) -> int:
+def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None) -> int:
     """``record`` every node of ``graph``; returns how many names were new.
 
-    The loop ``reserve_node_names`` runs on every exported graph, so it looks
-    the name space up once and parses a name's suffix only when it is new.
+    Nodes whose name ``create_name`` would refuse are appended to ``illegal``
+    if given. The loop ``reserve_node_names`` runs on every exported graph, so
+    it looks the name space up once and parses a name's suffix only when it is
+    new.
     """
     ns = _namespace(graph)
     used, obj_to_name, base_count = ns._used_names, ns._obj_to_name, ns._base_count
+    refused = illegal_names() if illegal is not None else ()
     new = 0
     for node in graph.nodes:
         name = node.name
         if obj_to_name.get(node) != name:
             obj_to_name[node] = name
+        if name in refused:
+            illegal.append(node)
         if name in used:
             continue
         used.add(name)

@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 import torch
 import torch.nn.functional as F
 
+from . import hook
 from .passes import _graph_modules, repair
 
 __all__ = ["CASES", "Case", "Outcome", "executorch_available", "run_case"]
@@ -36,10 +37,12 @@ class Case:
     colliding: tuple[str, ...]
     # Without repair the step fails with an error matching this pattern.
     expected_error: str
+    # ... at this stage: "step" (the step raises) or "check" (wrong result).
     # An op the step must remove (shows the colliding pass ran), or None.
     consumed: Callable[[torch.fx.Node], bool] | None = None
     matches_eager: bool = True
     needs_executorch: bool = False
+    expected_stage: str = "step"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,13 +80,17 @@ def run_case(case: Case, *, repaired: bool) -> Outcome:
         return Outcome(case.name, repaired, False, stage, error)
 
     model, args = case.make()
-    ep = torch.export.export(model, args)
+    # The collision is checked on what torch itself exports, hook or no hook.
+    with hook.suspended():
+        ep = torch.export.export(model, args)
     names = {n.name for n in _nodes(ep)}
     missing = [c for c in case.colliding if c not in names]
     if missing:
         return fail("setup", f"export produced no node named {', '.join(missing)}")
     if case.consumed is not None and not any(map(case.consumed, _nodes(ep))):
         return fail("setup", "export produced no op for the step to decompose")
+    if hook.is_installed():
+        ep = torch.export.export(model, args)  # this one as the hook hands it out
     if repaired:
         repair(ep, strict=True)
     try:
@@ -96,9 +103,11 @@ def run_case(case: Case, *, repaired: bool) -> Outcome:
         return fail("check", "the step left the op it should decompose")
     if case.matches_eager:
         try:
-            torch.testing.assert_close(out.module()(*args), model(*args))
+            torch.testing.assert_close(out.module()(*args), model(*args), equal_nan=True)
         except AssertionError as e:
             return fail("check", f"differs from eager: {_describe(e)}")
+        except Exception as e:  # noqa: BLE001 - the error is the result
+            return fail("check", f"does not run: {_describe(e)}")
     return Outcome(case.name, repaired, True)
 
 
@@ -122,6 +131,25 @@ def _add_mul_node(ep):
     g.lint()
     g.erase_node(extra)
     ep.graph_module.recompile()
+    return ep
+
+
+class InfInput(torch.nn.Module):
+    """Input ``inf``: fx's generated code reads ``float("inf")`` as the global ``inf``."""
+
+    def forward(self, inf):
+        return inf * float("inf") + inf
+
+
+class DeviceInput(torch.nn.Module):
+    """Input ``device``: fx's generated code builds devices with the global ``device``."""
+
+    def forward(self, device):
+        return device + torch.ones(2, device="cpu")
+
+
+def _unchanged(ep):
+    """No pass at all: the exported program as it is (then run against eager)."""
     return ep
 
 
@@ -180,6 +208,24 @@ CASES: tuple[Case, ...] = (
         step=_add_mul_node,
         colliding=("mul", "mul_1"),
         expected_error=_REDEFINED + " mul_1!",
+    ),
+    Case(
+        name="torch-inf-input",
+        summary="input `inf` shadows fx's global inf: ep.module() computes x*inf+x wrongly",
+        make=lambda: (InfInput(), (torch.tensor([2.0, -3.0]),)),
+        step=_unchanged,
+        colliding=("inf",),
+        expected_error=r"differs from eager",
+        expected_stage="check",
+    ),
+    Case(
+        name="torch-device-input",
+        summary="input `device` shadows fx's global device: ep.module() fails",
+        make=lambda: (DeviceInput(), _randn((2,))),
+        step=_unchanged,
+        colliding=("device",),
+        expected_error=r"does not run: TypeError",
+        expected_stage="check",
     ),
     Case(
         name="qnn-sdpa",

@@ -1,63 +1,130 @@
 """Command line.
 
     torch-export-names doctor [--json]
-    torch-export-names run script.py [args...]
+    torch-export-names run script.py [args...]     (also a folder or zip with __main__.py)
     torch-export-names run -m module [args...]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import os
 import runpy
 import sys
+import zipfile
 
 __all__ = ["main"]
 
 _USAGE = __doc__.split("\n\n", 1)[1]
+_PROG = "torch-export-names"
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="torch-export-names",
-        description="Keep torch.export node names recorded (pytorch/pytorch#202927).",
+        prog=_PROG,
+        description="Keep torch.export node names recorded and legal (pytorch/pytorch#202927).",
     )
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("doctor", help="report whether this torch is affected, with reproductions")
     d.add_argument("--json", action="store_true", help="print the report as JSON")
     sub.add_parser(
         "run",
-        help="run a script (or -m module) with the hook installed, like `coverage run`",
+        help="run a script, folder, zip or -m module with the hook installed, as python would",
         add_help=False,
     )
     return p
 
 
-def run(argv: list[str]) -> int:
-    """Run a program as ``python`` would, with the hook installed first.
+_RUN_HELP = f"""usage: {_PROG} run script.py|folder|file.zip [args...]
+       {_PROG} run -m module [args...]
 
-    TORCH_EXPORT_NAMES=1 is set for the program, so the subprocesses it starts
-    are covered too (through the installed .pth file).
-    """
-    if not argv or argv[0] in ("-h", "--help") or argv == ["-m"]:
-        print(f"usage:\n{_USAGE}", file=sys.stderr)
-        return 2
+Run the program as `python` would (same sys.argv, sys.path[0], __file__, exit
+status), with the export hook installed first. TORCH_EXPORT_NAMES=1 is set for
+it, so the Python subprocesses it starts are repaired too.
+"""
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"{_PROG} run: {message}", file=sys.stderr)
+    return status
+
+
+def _module_error(name: str) -> str | None:
+    """Why ``python -m name`` would refuse to start, or None; imports parent packages only."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError) as e:
+        return f"error while finding module specification for {name!r} ({type(e).__name__}: {e})"
+    if spec is None:
+        return f"no module named {name!r}"
+    if spec.submodule_search_locations is not None:  # a package: runs its __main__
+        try:
+            main = importlib.util.find_spec(f"{name}.__main__")
+        except ImportError as e:
+            return f"error while finding module specification for {name + '.__main__'!r} ({e})"
+        if main is None:
+            return (
+                f"no module named {name + '.__main__'!r}; {name!r} is a package and cannot be "
+                "directly executed"
+            )
+    return None
+
+
+def _start_hook() -> None:
     from ._bootstrap import ENV_VAR
     from .hook import install
 
     os.environ[ENV_VAR] = "1"
-    install()
+    install(_source="torch-export-names run")
+
+
+def run(argv: list[str]) -> int:
+    """Run a program as ``python`` would, with the hook installed first.
+
+    ``sys.path[0]`` is what ``python`` puts there (the script's folder, the
+    folder or zip itself, or the working folder for ``-m``), ``__file__`` is
+    absolute, the exit status is the program's. TORCH_EXPORT_NAMES=1 is set
+    for the program, so the subprocesses it starts are covered too (through
+    the installed .pth file).
+    """
+    if argv[:1] in (["-h"], ["--help"]):
+        print(_RUN_HELP, end="")
+        return 0
+    if not argv or argv == ["-m"]:
+        print(_RUN_HELP, end="", file=sys.stderr)
+        return 2
     if argv[0] == "-m":
-        sys.argv = [argv[1], *argv[2:]]
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        name, rest = argv[1], argv[2:]
+        # python -m puts the working folder first; a console script has its bin folder there.
+        sys.path[0] = os.getcwd()
+        error = _module_error(name)
+        if error:
+            return _fail(error, 1)
+        _start_hook()
+        sys.argv = [name, *rest]
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
+        return 0
+    target, rest = argv[0], argv[1:]
+    path = os.path.abspath(target)
+    if not os.path.exists(path):
+        return _fail(f"can't open file {path!r}: no such file or directory", 2)
+    is_dir, is_zip = os.path.isdir(path), zipfile.is_zipfile(path)
+    if is_dir or is_zip:
+        with zipfile.ZipFile(path) if is_zip else contextlib.nullcontext() as z:
+            names = set(z.namelist()) if is_zip else set(os.listdir(path))
+        if not names & {"__main__.py", "__main__.pyc"}:
+            return _fail(f"can't find '__main__' module in {path!r}", 1)
+    _start_hook()
+    sys.argv = [target, *rest]
+    if not (is_dir or is_zip):
+        sys.path[0] = os.path.dirname(path)
+        runpy.run_path(path, run_name="__main__")
     else:
-        script = argv[0]
-        if not os.path.isfile(script):
-            print(f"torch-export-names run: no such file: {script!r}", file=sys.stderr)
-            return 2
-        sys.argv = [script, *argv[1:]]
-        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-        runpy.run_path(script, run_name="__main__")
+        # A folder or zip: runpy puts it first on sys.path itself, as python does.
+        del sys.path[0]
+        runpy.run_path(path, run_name="__main__")
     return 0
 
 

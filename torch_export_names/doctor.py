@@ -10,8 +10,10 @@ from typing import Any
 
 import torch
 
+from . import hook
 from .cases import CASES, executorch_available, run_case
 from .detect import is_affected
+from .patches.install import applied as patch_applied
 
 __all__ = ["collect", "format_report", "main"]
 
@@ -24,27 +26,69 @@ def _version(dist: str) -> str | None:
 
 
 def collect() -> dict[str, Any]:
-    """Run every case once without and once with ``repair``; return the report."""
+    """Run every case once without and once with ``repair``; return the report.
+
+    Everything is measured on torch as installed: the hook, if this process
+    has it, is suspended for the report's own exports.
+    """
     have_et = executorch_available()
     cases = []
-    for case in CASES:
-        entry: dict[str, Any] = {"name": case.name, "summary": case.summary}
-        if case.needs_executorch and not have_et:
-            entry["skipped"] = "executorch is not installed"
-        else:
-            for key, repaired in (("without_repair", False), ("with_repair", True)):
-                o = run_case(case, repaired=repaired)
-                entry[key] = {"ok": o.ok, "stage": o.stage, "error": o.error}
-        cases.append(entry)
+    with hook.suspended():
+        for case in CASES:
+            entry: dict[str, Any] = {"name": case.name, "summary": case.summary}
+            if case.needs_executorch and not have_et:
+                entry["skipped"] = "executorch is not installed"
+            else:
+                for key, repaired in (("without_repair", False), ("with_repair", True)):
+                    o = run_case(case, repaired=repaired)
+                    entry[key] = {"ok": o.ok, "stage": o.stage, "error": o.error}
+            cases.append(entry)
+    ran = [c for c in cases if "skipped" not in c]
+    status = hook.status()
+    patch = patch_applied()
     return {
         "python": platform.python_version(),
         "torch": torch.__version__,
         "executorch": _version("executorch"),
         "torch_export_names": _version("torch-export-names"),
         "affected": is_affected(),
+        "torch_patched": None if patch is None else patch.get("patch", "?"),
+        "hook": {"active": status.active, "sources": list(status.sources)},
         "cases": cases,
-        "ok": all(c.get("with_repair", {"ok": True})["ok"] for c in cases),
+        "passed": sum(c["with_repair"]["ok"] for c in ran),
+        "failed": sum(not c["with_repair"]["ok"] for c in ran),
+        "skipped": len(cases) - len(ran),
+        "ok": all(c["with_repair"]["ok"] for c in ran),
     }
+
+
+def next_step(report: dict[str, Any]) -> str:
+    """What to do now, for the situation the report describes."""
+    hook_state = report["hook"]
+    if not report["ok"]:
+        return (
+            "next: a case fails even with the repair. Please file a bug with this report "
+            "(torch-export-names doctor --json)."
+        )
+    if report["torch_patched"] and not report["affected"]:
+        return (
+            f"next: nothing to do; torch is patched ({report['torch_patched']}) and records "
+            "names itself. `pip uninstall torch-export-names` does not revert that patch: run "
+            "`python -m torch_export_names.patches revert` first if you want stock torch back."
+        )
+    if not report["affected"]:
+        return "next: nothing to do; this torch records every name it assigns (the hook is not needed)."
+    if hook_state["active"]:
+        return (
+            f"next: nothing to do in this process; the hook is active (via "
+            f"{', '.join(hook_state['sources'])}) and repairs every export."
+        )
+    return (
+        "next: repair your exports, by any one of: call torch_export_names.install() before "
+        "exporting (or repair(ep) after each export); run your script as "
+        "`torch-export-names run script.py`; set TORCH_EXPORT_NAMES=1 in its environment; or "
+        "fix torch itself with `python -m torch_export_names.patches apply`."
+    )
 
 
 def _cell(result: dict[str, Any] | None) -> str:
@@ -61,8 +105,12 @@ def format_report(report: dict[str, Any]) -> str:
         f"python {report['python']}, torch {report['torch']}, "
         f"executorch {report['executorch'] or 'not installed'}, "
         f"torch-export-names {report['torch_export_names'] or 'not installed'}",
-        "this torch leaves node names unrecorded: "
-        + ("yes (affected)" if report["affected"] else "no"),
+        "this torch leaves node names unrecorded or illegal: "
+        + ("yes (affected)" if report["affected"] else "no")
+        + (f"; patched by `patches apply` ({report['torch_patched']})" if report["torch_patched"] else ""),
+        "export hook in this process: "
+        + (f"active (via {', '.join(report['hook']['sources'])})" if report["hook"]["active"] else "off")
+        + "; the cases below measure torch without it",
         "",
     ]
     for c in report["cases"]:
@@ -72,7 +120,9 @@ def format_report(report: dict[str, Any]) -> str:
             continue
         lines.append(f"  without repair: {_cell(c['without_repair'])}")
         lines.append(f"  with repair:    {_cell(c['with_repair'])}")
-    lines += ["", "all cases pass with repair" if report["ok"] else "SOME CASES FAIL WITH REPAIR"]
+    counts = f"{report['passed']} passed, {report['failed']} failed, {report['skipped']} skipped"
+    verdict = "all cases that ran pass with repair" if report["ok"] else "SOME CASES FAIL WITH REPAIR"
+    lines += ["", f"with repair: {counts}; {verdict}", next_step(report)]
     return "\n".join(lines)
 
 

@@ -5,8 +5,13 @@ strict and non-strict, ``run_decompositions``, ``torch.export.load``,
 ``draft_export``, ``move_to_device_pass``, ...) ends by constructing one, so
 the hook patches the one place where that work happens:
 ``ExportedProgram.__init__``. Code that did ``from torch.export import export``
-before ``install()`` is therefore covered too, and ``uninstall()`` puts the
-original function object back.
+before ``install()`` is therefore covered too.
+
+The hook is a single wrapper, present while anybody asks for it: an explicit
+``install()`` (also made by ``TORCH_EXPORT_NAMES=1`` and by
+``torch-export-names run``) or any open ``installed()`` block in any thread.
+When nobody does, ``ExportedProgram.__init__`` is the original function object
+again.
 """
 
 from __future__ import annotations
@@ -15,15 +20,29 @@ import contextlib
 import functools
 import logging
 import threading
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
-__all__ = ["install", "installed", "is_installed", "uninstall"]
+__all__ = ["HookStatus", "install", "installed", "is_installed", "status", "suspended", "uninstall"]
 
 logger = logging.getLogger("torch_export_names")
 
 _lock = threading.RLock()
-_strict = False
-_patched: dict[str, object] = {}  # attribute of ExportedProgram -> original
+_local = threading.local()  # .suspended: int, .strict: bool | None, .in_hook: bool
+
+# Guarded by _lock.
+_original = None  # ExportedProgram.__init__ as torch defined it, while the wrapper is in place
+_wrapper = None  # the wrapper we put there
+_explicit: list[str] = []  # how install() was asked for, in order ("install()", "run", ...)
+_blocks = 0  # installed() blocks open, all threads together
+_strict = False  # install(strict=...)
+
+
+class HookStatus(NamedTuple):
+    """Whether the hook is in place in this process, and who asked for it."""
+
+    active: bool
+    # "TORCH_EXPORT_NAMES", "torch-export-names run", "install()", "installed() block"
+    sources: tuple[str, ...]
 
 
 def _exported_program_class():
@@ -34,25 +53,33 @@ def _exported_program_class():
     return ExportedProgram
 
 
+def _effective_strict() -> bool:
+    local = getattr(_local, "strict", None)
+    return _strict if local is None else local
+
+
 def _repair_or_leave(ep) -> None:
     """``repair`` ``ep``; on any failure put it back exactly as torch built it."""
     from . import _fx_namespace as ns
-    from .passes import _graph_modules, repair
+    from .passes import _graph_modules, _restore_program, _snapshot_program, repair
 
+    strict = _effective_strict()
     graphs = _graph_modules(ep)
     try:
         snaps = [(mod, g, ns.snapshot(g)) for _, mod, g in graphs]
+        ep_snap = _snapshot_program(ep)
     except ns.PrivateStateMissing:
-        snaps = None  # repair() below warns once and changes nothing
+        snaps, ep_snap = None, None  # repair() below warns once and changes nothing
     try:
-        report = repair(ep, strict=_strict)
+        report = repair(ep, strict=strict)
     except Exception as e:
-        if _strict:
+        if strict:
             raise
         for mod, g, snap in snaps or ():
             ns.restore(g, snap)
             if mod is not None:
                 mod.recompile()
+        _restore_program(ep, ep_snap)
         logger.warning(
             "torch_export_names: repair failed (%s: %s); the ExportedProgram is left "
             "as torch returned it",
@@ -62,72 +89,161 @@ def _repair_or_leave(ep) -> None:
         return
     logger.debug(
         "torch_export_names: repaired an ExportedProgram of %d graph(s): recorded %d "
-        "names, renamed %d subgraph placeholders",
+        "names, renamed %d nodes",
         len(graphs),
         report.recorded,
         report.renamed,
     )
 
 
-def _wrap_init(original):
+def _make_wrapper(original):
     @functools.wraps(original)
     def __init__(self, *args, **kwargs):
         original(self, *args, **kwargs)
-        _repair_or_leave(self)
+        # Not while suspended (doctor, is_affected measure stock torch), not
+        # for a program built by the hook's own work, not once uninstalled
+        # (a wrapper someone else put on top of ours keeps calling us).
+        if _wrapper is not __init__ or getattr(_local, "suspended", 0) or getattr(_local, "in_hook", False):
+            return
+        _local.in_hook = True
+        try:
+            _repair_or_leave(self)
+        finally:
+            _local.in_hook = False
 
     __init__._torch_export_names_original = original
     return __init__
 
 
-def install(*, strict: bool = False) -> None:
+def _apply() -> None:
+    """Put the wrapper in place unless it is there. Caller holds ``_lock``."""
+    global _original, _wrapper
+    if _wrapper is not None:
+        return
+    # Importing may run TORCH_EXPORT_NAMES's bootstrap, which calls install()
+    # again in this thread (the lock is re-entrant): that inner call applies.
+    cls = _exported_program_class()
+    if _wrapper is not None:
+        return
+    original = cls.__dict__["__init__"]
+    wrapper = _make_wrapper(original)
+    cls.__init__ = wrapper
+    _original, _wrapper = original, wrapper
+    logger.debug("torch_export_names: hook installed on %s.__init__", cls.__qualname__)
+
+
+def _remove_if_unwanted() -> None:
+    """Take the wrapper out when no install() and no block wants it. Caller holds ``_lock``."""
+    global _original, _wrapper
+    if _wrapper is None or _explicit or _blocks:
+        return
+    cls = _exported_program_class()
+    if cls.__dict__.get("__init__") is _wrapper:
+        cls.__init__ = _original
+    else:
+        from ._warnings import warn_once
+
+        # Someone wrapped ExportedProgram.__init__ on top of us: putting the
+        # original back would drop their wrapper. Ours stays, inert.
+        warn_once(
+            "hook-overwrapped",
+            "torch_export_names.uninstall(): ExportedProgram.__init__ was wrapped again "
+            "after install(); the hook is switched off but its wrapper stays under theirs.",
+        )
+    _original, _wrapper = None, None
+    logger.debug("torch_export_names: hook uninstalled")
+
+
+def install(*, strict: bool = False, _source: str = "install()") -> None:
     """Repair every ExportedProgram constructed from now on. Idempotent, thread-safe.
 
     With ``strict=True`` a failing repair raises into the caller instead of
-    being logged (and the program left as torch returned it).
+    being logged (and the program left as torch returned it); the last
+    ``install()`` sets this for exports outside ``installed(strict=...)``
+    blocks. ``install()`` and ``installed()`` blocks share one wrapper: after
+    ``install()`` the hook stays until ``uninstall()``, however blocks open and
+    close.
     """
     global _strict
     with _lock:
         _strict = strict
-        if _patched:
-            return
-        cls = _exported_program_class()
-        original = cls.__dict__["__init__"]
-        cls.__init__ = _wrap_init(original)
-        _patched["__init__"] = original
-        logger.debug("torch_export_names: hook installed on %s.__init__", cls.__qualname__)
+        if _source not in _explicit:
+            _explicit.append(_source)
+        try:
+            _apply()
+        except BaseException:
+            _explicit.remove(_source)
+            raise
 
 
 def uninstall() -> None:
-    """Put back the original objects (the very same objects). Harmless if not installed."""
+    """Withdraw ``install()``. Idempotent, thread-safe.
+
+    If no ``installed()`` block is open in any thread, the wrapper is removed
+    and ``ExportedProgram.__init__`` is torch's original function object
+    again. Otherwise the hook stays until the last open block closes (those
+    blocks asked for it), and ``is_installed()`` stays True until then.
+    """
     global _strict
     with _lock:
-        if not _patched:
-            return
-        cls = _exported_program_class()
-        for attr, original in _patched.items():
-            setattr(cls, attr, original)
-        _patched.clear()
+        _explicit.clear()
         _strict = False
-        logger.debug("torch_export_names: hook uninstalled")
+        _remove_if_unwanted()
 
 
 def is_installed() -> bool:
+    """Whether the wrapper is in place, whoever asked for it."""
     with _lock:
-        return bool(_patched)
+        return _wrapper is not None
+
+
+def status() -> HookStatus:
+    """Whether the hook is in place and who asked for it (for ``doctor``)."""
+    with _lock:
+        sources = list(_explicit)
+        if _blocks:
+            sources.append("installed() block" if _blocks == 1 else f"{_blocks} installed() blocks")
+        return HookStatus(_wrapper is not None, tuple(sources))
 
 
 @contextlib.contextmanager
 def installed(*, strict: bool = False) -> Iterator[None]:
-    """Install the hook for a block; a block nested in an installed one leaves it installed."""
-    global _strict
+    """Keep the hook in place for a block.
+
+    Blocks are counted across threads: the hook stays while any block is open
+    (or ``install()`` was called), so one thread's block closing never ends
+    another's. ``strict`` applies to exports made in this thread inside the
+    block; nested blocks restore the outer setting. ``uninstall()`` inside a
+    block withdraws only ``install()``; the block keeps the hook until it closes.
+    """
+    global _blocks
     with _lock:
-        owner, outer_strict = not is_installed(), _strict
-        install(strict=strict)
+        _blocks += 1
+        try:
+            _apply()
+        except BaseException:
+            _blocks -= 1
+            raise
+    outer_strict = getattr(_local, "strict", None)
+    _local.strict = strict
     try:
         yield
     finally:
+        _local.strict = outer_strict
         with _lock:
-            if owner:
-                uninstall()
-            else:
-                _strict = outer_strict
+            _blocks -= 1
+            _remove_if_unwanted()
+
+
+@contextlib.contextmanager
+def suspended() -> Iterator[None]:
+    """Exports made in this thread inside the block are not repaired.
+
+    For measuring stock torch (``is_affected``, ``doctor``) whatever the hook's
+    state; other threads are not affected, and the hook stays in place.
+    """
+    _local.suspended = getattr(_local, "suspended", 0) + 1
+    try:
+        yield
+    finally:
+        _local.suspended -= 1

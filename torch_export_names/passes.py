@@ -1,9 +1,13 @@
 """Passes that restore torch.fx's naming invariant on what torch.export returns.
 
-The invariant: every node name of a graph is known to that graph's name space,
-so ``create_name`` never hands out a name that is already taken. torch.export
-(2.13 to 2.15 at least) breaks it by assigning ``node.name`` directly; see
-pytorch/pytorch#202927.
+The invariant: every node name of a graph is one its name space could have
+handed out, and is known to it. Known, so ``create_name`` never hands out a
+name that is already taken; handed out, so no name is one ``create_name``
+refuses (a keyword, a builtin, or a global of fx's generated code such as
+``inf``, ``nan``, ``device``, ``torch``: a placeholder of that name becomes a
+parameter of the generated ``forward`` and shadows the global, changing what
+the program computes). torch.export (2.4 to 2.15 at least) breaks both by
+assigning ``node.name`` directly; see pytorch/pytorch#202927.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from ._warnings import warn_once
 
 __all__ = [
     "RepairReport",
+    "find_illegal_names",
     "find_unrecorded_names",
+    "legalize_node_names",
     "propagate_subgraph_names",
     "repair",
     "reserve_node_names",
@@ -27,10 +33,12 @@ __all__ = [
 
 
 class RepairReport(NamedTuple):
-    """What ``repair`` did: names newly recorded, subgraph placeholders renamed."""
+    """What ``repair`` did: names newly recorded, subgraph placeholders renamed
+    after their operands, nodes renamed because their name was illegal."""
 
     recorded: int
     renamed: int
+    legalized: int = 0
 
 
 def _root(obj) -> torch.fx.GraphModule | torch.fx.Graph:
@@ -103,6 +111,128 @@ def reserve_node_names(obj, *, strict: bool = False) -> int:
     return sum(_ns.record_all(graph) for _, _, graph in graphs)
 
 
+def _rename_in_program(ep, renames: dict[str, str]) -> None:
+    """Carry top-level placeholder/output renames into ``ep``'s signatures.
+
+    The graph signature (input and output specs, and the input a user-input
+    mutation writes to) and every module call signature refer to nodes by name.
+    """
+    from torch.export.graph_signature import OutputKind
+
+    sig = ep.graph_signature
+    for old, new in renames.items():
+        sig.replace_all_uses(old, new)
+    for spec in sig.output_specs:
+        if spec.kind == OutputKind.USER_INPUT_MUTATION and spec.target in renames:
+            spec.target = renames[spec.target]
+    for entry in ep.module_call_graph:
+        if entry.signature is None:
+            continue
+        for arg in (*entry.signature.inputs, *entry.signature.outputs):
+            if getattr(arg, "name", None) in renames:
+                arg.name = renames[arg.name]
+
+
+def _is_args_kwargs_spec(spec) -> bool:
+    return (
+        spec is not None
+        and spec.type is tuple
+        and spec.num_children == 2
+        and spec.child(0).type is tuple
+        and spec.child(1).type is dict
+    )
+
+
+def _rename_kwargs_in_spec(spec, renames: dict[str, str]):
+    """``spec`` of ``(args, kwargs)`` with the kwargs keys in ``renames`` renamed (order kept)."""
+    from torch.utils import _pytree as pytree
+
+    args, kwargs = pytree.tree_unflatten(list(range(spec.num_leaves)), spec)
+    return pytree.tree_structure((args, {renames.get(k, k): v for k, v in kwargs.items()}))
+
+
+def _legalize_forward_arg_names(ep) -> None:
+    """Give ``ep.module()``'s generated ``forward`` parameter names that shadow no global.
+
+    torch builds that ``forward`` from ``forward_arg_names``, the user's own
+    argument names; one called ``inf`` would read the argument wherever the
+    graph means ``float("inf")``. An argument passed by keyword at export
+    time is renamed in the call's input spec and example inputs too, so
+    ``ep.module()`` accepts it by its new keyword.
+    """
+    refused = _ns.illegal_names()
+    for entry in ep.module_call_graph:
+        sig = entry.signature
+        if sig is None or not sig.forward_arg_names or not any(n in refused for n in sig.forward_arg_names):
+            continue
+        legal = _ns.legal_names(sig.forward_arg_names)
+        renames = {old: new for old, new in zip(sig.forward_arg_names, legal) if old != new}
+        sig.forward_arg_names = legal
+        if _is_args_kwargs_spec(sig.in_spec) and any(k in renames for k in sig.in_spec.child(1).context):
+            sig.in_spec = _rename_kwargs_in_spec(sig.in_spec, renames)
+            if not entry.fqn and ep.example_inputs is not None:
+                args, kwargs = ep.example_inputs
+                ep.example_inputs = (args, {renames.get(k, k): v for k, v in kwargs.items()})
+        where = f"submodule {entry.fqn!r}'s" if entry.fqn else "the exported program's"
+        for old, new in renames.items():
+            warn_once(
+                f"renamed-arg-{entry.fqn}-{old}",
+                f"torch_export_names: {where} argument {old!r} is renamed {new!r}: under its "
+                f"own name it would shadow torch.fx's global {old!r} in generated code and "
+                f"change what ep.module() computes. ep.module() takes it in the same position, "
+                f"or by keyword as {new}=...",
+                stacklevel=5,
+            )
+
+
+def _legalize(obj, graphs, illegal: dict[int, list[torch.fx.Node]]) -> int:
+    """Rename the nodes in ``illegal`` (graph index -> nodes) as ``create_name`` would."""
+    renamed = 0
+    is_program = isinstance(obj, torch.export.ExportedProgram)
+    for i, (_, module, graph) in enumerate(graphs):
+        nodes = illegal.get(i)
+        if not nodes:
+            continue
+        renames = {}
+        for node in nodes:
+            new = _ns.fresh_name(graph, node.name)
+            renames[node.name] = new
+            _ns.rename(graph, node, new)
+        renamed += len(nodes)
+        if is_program and i == 0:
+            _rename_in_program(obj, renames)
+        if module is not None:
+            module.recompile()
+    if is_program:
+        _legalize_forward_arg_names(obj)
+    return renamed
+
+
+def legalize_node_names(obj, *, strict: bool = False) -> int:
+    """Rename every node whose name ``create_name`` would refuse, in every graph.
+
+    Such a name (``inf``, ``nan``, ``device``, ``torch``, a builtin, ...) shadows
+    a global of the code torch.fx generates: a placeholder called ``inf`` makes
+    ``float("inf")`` in the graph read that input. Each is renamed to what
+    ``create_name`` gives (``inf_1``) and recorded; a placeholder's target
+    follows. For an ``ExportedProgram`` the graph signature and module call
+    signatures follow too, and the argument names of ``ep.module()``'s
+    ``forward`` are made legal the same way (warning once per renamed
+    argument, since a keyword call must then use the new name). Input order
+    and what the program computes are kept. Returns the number of nodes renamed.
+    """
+    graphs = _checked_graphs(obj, strict, "legalize_node_names")
+    if graphs is None:
+        return 0
+    illegal: dict[int, list[torch.fx.Node]] = {}
+    refused = _ns.illegal_names()
+    for i, (_, _, graph) in enumerate(graphs):
+        found = [n for n in graph.nodes if n.name in refused]
+        if found:
+            illegal[i] = found
+    return _legalize(obj, graphs, illegal)
+
+
 # For each HOP whose subgraph placeholders take the HOP's operands in order:
 # node -> [(get_attr node of the subgraph, operands in placeholder order)].
 # torch's _name_hoo_subgraph_placeholders covers cond, map_impl and
@@ -157,7 +287,7 @@ def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object]) -> in
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     _ns.record_all(graph)
     wanted: dict[torch.fx.Node, str] = {
-        ph: op.name
+        ph: op.name if _ns.is_legal(op.name) else _ns.fresh_name(graph, op.name)
         for ph, op in zip(placeholders, operands)
         if isinstance(op, torch.fx.Node)
     }
@@ -219,15 +349,81 @@ def propagate_subgraph_names(obj, *, strict: bool = False) -> int:
 
 
 def repair(obj, *, strict: bool = False) -> RepairReport:
-    """Record every node name of ``obj`` and name HOP subgraph placeholders.
+    """Make every node name of ``obj`` recorded and legal; name HOP subgraph placeholders.
 
-    First ``reserve_node_names`` (so the renames below draw fresh names), then
-    ``propagate_subgraph_names``. Afterwards ``find_unrecorded_names(obj)`` is
-    empty. Modifies ``obj`` in place.
+    In one pass over the nodes of every graph, ``reserve_node_names`` (so the
+    renames below draw fresh names) and ``legalize_node_names``; then
+    ``propagate_subgraph_names``. Afterwards ``find_unrecorded_names(obj)`` and
+    ``find_illegal_names(obj)`` are empty, and what the program computes is
+    what it computed before (or, where a name shadowed a global of fx's
+    generated code, what eager computes). Modifies ``obj`` in place.
     """
-    recorded = reserve_node_names(obj, strict=strict)
+    graphs = _checked_graphs(obj, strict, "repair")
+    if graphs is None:
+        return RepairReport(0, 0, 0)
+    illegal: dict[int, list[torch.fx.Node]] = {}
+    recorded = 0
+    for i, (_, _, graph) in enumerate(graphs):
+        found: list[torch.fx.Node] = []
+        recorded += _ns.record_all(graph, found)
+        if found:
+            illegal[i] = found
+    legalized = _legalize(obj, graphs, illegal)
     renamed = propagate_subgraph_names(obj, strict=strict)
-    return RepairReport(recorded=recorded, renamed=renamed)
+    return RepairReport(recorded=recorded, renamed=renamed, legalized=legalized)
+
+
+def _snapshot_program(ep):
+    """The names in ``ep``'s signatures, for ``_restore_program`` (None for a non-program)."""
+    if not isinstance(ep, torch.export.ExportedProgram):
+        return None
+    sig = ep.graph_signature
+    named = [s.arg for s in (*sig.input_specs, *sig.output_specs) if hasattr(s.arg, "name")]
+    calls = [e.signature for e in ep.module_call_graph if e.signature is not None]
+    named += [a for c in calls for a in (*c.inputs, *c.outputs) if hasattr(a, "name")]
+    return (
+        [(a, a.name) for a in named],
+        [(s, s.target) for s in sig.output_specs],
+        [(c, c.forward_arg_names, c.in_spec) for c in calls],
+        ep.example_inputs,
+    )
+
+
+def _restore_program(ep, snap) -> None:
+    """Put back the names ``_snapshot_program`` saw."""
+    if snap is None:
+        return
+    args, outputs, calls, example_inputs = snap
+    for arg, name in args:
+        arg.name = name
+    for spec, target in outputs:
+        spec.target = target
+    for call, names, in_spec in calls:
+        call.forward_arg_names, call.in_spec = names, in_spec
+    if ep.example_inputs is not example_inputs:
+        ep.example_inputs = example_inputs
+
+
+def find_illegal_names(obj, *, strict: bool = False) -> list[str]:
+    """Every node name ``create_name`` would refuse (it shadows a keyword, builtin
+    or fx codegen global), qualified like ``find_unrecorded_names``; for an
+    ``ExportedProgram`` also illegal ``forward`` argument names of ``ep.module()``,
+    as ``"<forward>.inf"``."""
+    graphs = _checked_graphs(obj, strict, "find_illegal_names")
+    if graphs is None:
+        return []
+    found = [
+        f"{path}.{node.name}" if path else node.name
+        for path, _, graph in graphs
+        for node in graph.nodes
+        if not _ns.is_legal(node.name)
+    ]
+    if isinstance(obj, torch.export.ExportedProgram):
+        for entry in obj.module_call_graph:
+            names = (entry.signature.forward_arg_names or []) if entry.signature else []
+            found += [f"<forward{'.' + entry.fqn if entry.fqn else ''}>.{n}" for n in names
+                      if not _ns.is_legal(n)]
+    return found
 
 
 def find_unrecorded_names(obj, *, strict: bool = False) -> list[str]:

@@ -13,8 +13,10 @@ try:
 except ImportError as e:
     raise ImportError(
         "torch_export_names.executorch needs ExecuTorch with its Qualcomm backend "
-        f"(import failed: {e}). Install it with: pip install -c constraints.txt "
-        "'torch-export-names[executorch]' (ExecuTorch 1.5.x)."
+        f"(import failed: {e}). Install ExecuTorch 1.5.x next to your torch: "
+        "`pip install executorch==1.5.1` (it pins torch 2.13.0), or, from a checkout of "
+        "torch-export-names (it is not published on the package index), "
+        "`pip install -c constraints.txt '.[executorch]'`."
     ) from e
 
 from .constant_only import constant_only_nodes, is_quantize_op, runtime_placeholders

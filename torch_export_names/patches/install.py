@@ -22,7 +22,7 @@ from typing import TextIO
 
 from . import diff, store
 
-__all__ = ["BACKUP_DIR", "Refused", "apply", "revert", "site_of"]
+__all__ = ["BACKUP_DIR", "Refused", "applied", "apply", "revert", "site_of"]
 
 BACKUP_DIR = ".torch-export-names-backup"
 
@@ -130,7 +130,32 @@ def apply(target=None, *, dry_run: bool = False, out: TextIO = sys.stdout) -> in
     print(f"patched {len(new)} files of torch {version} in {site}; originals in {backup}", file=out)
     for rel in new:
         print(f"  {rel}", file=out)
+    print(
+        "note: `pip uninstall torch-export-names` does not revert torch. Run "
+        "`python -m torch_export_names.patches revert` first, or reinstall torch "
+        f"(`pip install --force-reinstall --no-deps torch=={version}`).",
+        file=out,
+    )
     return 0
+
+
+def applied(site: Path | None = None) -> dict | None:
+    """The manifest of the patch ``apply`` left on the torch at ``site`` (default:
+    the one this interpreter imports), or None if it is not patched by ``apply``."""
+    if site is None:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        if spec is None or spec.origin is None:
+            return None
+        site = Path(spec.origin).resolve().parent.parent
+    backup = Path(site) / BACKUP_DIR
+    if not backup.is_dir():
+        return None
+    try:
+        return _manifest(backup)
+    except Refused:
+        return {"torch": "?", "patch": "?", "damaged": True}
 
 
 def _manifest(backup: Path) -> dict:

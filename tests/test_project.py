@@ -1,0 +1,50 @@
+"""What ships with the project: the licence, the install hints, no paths of one machine."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_license_file_is_the_bsd_3_clause_the_metadata_declares():
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("BSD 3-Clause License")
+    assert 'license="BSD-3-Clause"' in (ROOT / "setup.py").read_text()
+    assert "LICENSE" in (ROOT / "MANIFEST.in").read_text()
+
+
+def _tracked_files():
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip("not a git checkout")
+    return [ROOT / f for f in out.stdout.splitlines()]
+
+
+# Absolute paths of one machine: home and work folders, interpreter installs.
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|root|home/\w+|Users/\w+|opt/pypi[\w-]*)/|\.pyenv/versions/")
+
+
+def test_no_file_names_a_path_of_one_machine():
+    hits = []
+    for path in _tracked_files():
+        if path.suffix in (".png", ".json") or not path.is_file():
+            continue
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if MACHINE_PATH.search(line):
+                hits.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert hits == []
+
+
+def test_executorch_import_error_says_where_the_package_comes_from(monkeypatch):
+    monkeypatch.setitem(sys.modules, "executorch.backends.qualcomm.partition.qnn_partitioner", None)
+    monkeypatch.delitem(sys.modules, "torch_export_names.executorch", raising=False)
+    with pytest.raises(ImportError) as e:
+        import torch_export_names.executorch  # noqa: F401
+    message = str(e.value)
+    assert "pip install executorch==1.5.1" in message
+    assert "not published on the package index" in message
+    assert "torch-export-names[executorch]'" not in message
