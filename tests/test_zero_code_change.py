@@ -83,7 +83,9 @@ def test_run_names_a_missing_script(tmp_path):
     r = _python("-m", "torch_export_names", "run", "nope.py", cwd=tmp_path)
     assert r.returncode == 2
     missing = str(tmp_path / "nope.py")
-    assert r.stderr.strip() == f"torch-export-names run: can't open file {missing!r}: no such file or directory"
+    assert r.stderr.strip() == (
+        f"torch-export-names run: can't open file {missing!r}: no such file or directory"
+    )
 
 
 # The .pth file's job, done by hand: it imports the bootstrap at start-up when the variable is set.

@@ -177,10 +177,10 @@ def _legalize_forward_arg_names(ep) -> None:
         for old, new in renames.items():
             warn_once(
                 f"renamed-arg-{entry.fqn}-{old}",
-                f"torch_export_names: {where} argument {old!r} is renamed {new!r}: under its "
-                f"own name it would shadow torch.fx's global {old!r} in generated code and "
-                f"change what ep.module() computes. ep.module() takes it in the same position, "
-                f"or by keyword as {new}=...",
+                f"torch_export_names: {where} argument {old!r} is renamed {new!r}: as a "
+                f"parameter of the code torch.fx generates it would shadow the builtin or "
+                f"global {old!r} that code uses, and change what ep.module() computes. "
+                f"ep.module() takes it in the same position, or by keyword as {new}=...",
                 stacklevel=5,
             )
 

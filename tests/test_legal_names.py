@@ -1,0 +1,224 @@
+"""Names that shadow the globals of fx's generated code: each reproduction without and with repair.
+
+torch.fx's name space never hands out ``inf``, ``nan``, ``device``, ``torch``,
+``pytree``, ``fx_pytree``, keywords or builtins, because the generated
+``forward`` refers to those as globals. torch.export assigns input names
+directly, so a model whose argument is called ``inf`` exports a program whose
+``ep.module()`` reads that argument where the graph means ``float("inf")``.
+"""
+
+import io
+import math
+import re
+
+import pytest
+import torch
+from torch._higher_order_ops.while_loop import while_loop
+
+from torch_export_names import (
+    TorchExportNamesWarning,
+    find_illegal_names,
+    find_unrecorded_names,
+    installed,
+    repair,
+)
+
+from conftest import lint_all, skip_fixed_torch
+
+
+def model_with_inputs(*names: str, body: str) -> torch.nn.Module:
+    """A module whose forward takes ``names``; ``body`` is its return expression."""
+    namespace = {"T": torch, "INF": math.inf, "NAN": math.nan}
+    exec(f"def forward(self, {', '.join(names)}):\n    return {body}\n", namespace)
+    return type("Model", (torch.nn.Module,), {"forward": namespace["forward"]})()
+
+
+X = torch.tensor([2.0, -3.0, 0.5])
+
+
+def eager_and_exported(model, args, *, repaired: bool, kwargs=None):
+    ep = torch.export.export(model, args, kwargs)
+    if repaired:
+        repair(ep)
+    return model(*args, **(kwargs or {})), ep
+
+
+def _computes_what_eager_does(ep, expected, *args, **kwargs) -> bool:
+    return torch.testing.assert_close(ep.module()(*args, **kwargs), expected, equal_nan=True) is None
+
+
+# --- silently wrong results: inf and nan --------------------------------------------------------
+
+WRONG_RESULTS = {
+    "inf": model_with_inputs("inf", body="inf * INF + inf"),
+    "nan": model_with_inputs("nan", body="nan * NAN + nan"),
+}
+
+
+@pytest.mark.parametrize("name", WRONG_RESULTS)
+def test_input_named_like_a_float_constant_changes_results_without_repair(name):
+    expected, ep = eager_and_exported(WRONG_RESULTS[name], (X,), repaired=False)
+    got = ep.module()(X)
+    if torch.allclose(got, expected, equal_nan=True):
+        skip_fixed_torch(f"gives an input called {name!r} a legal name")
+    assert name in [n.name for n in ep.graph.nodes]
+
+
+@pytest.mark.parametrize("name", WRONG_RESULTS)
+def test_input_named_like_a_float_constant_computes_eager_results_with_repair(name):
+    expected, ep = eager_and_exported(WRONG_RESULTS[name], (X,), repaired=True)
+    assert _computes_what_eager_does(ep, expected, X)
+    assert find_illegal_names(ep) == [] and find_unrecorded_names(ep) == []
+    assert [s.arg.name for s in ep.graph_signature.input_specs] == [f"{name}_1"]
+    lint_all(ep)
+
+
+# --- crashes: device, torch, pytree, fx_pytree, NoneType ----------------------------------------
+
+CRASHES = ["device", "torch", "pytree", "fx_pytree"]
+
+
+def _crash_model(name):
+    return model_with_inputs(name, body=f"{name} + T.ones(3, device='cpu', dtype=T.float32)")
+
+
+@pytest.mark.parametrize("name", CRASHES)
+def test_input_named_like_a_codegen_global_breaks_module_without_repair(name):
+    expected, ep = eager_and_exported(_crash_model(name), (X,), repaired=False)
+    try:
+        ok = torch.allclose(ep.module()(X), expected)
+    except Exception as e:  # noqa: BLE001 - the crash is the reproduction
+        assert isinstance(e, (TypeError, AttributeError, NameError)), e
+        return
+    if ok:
+        skip_fixed_torch(f"gives an input called {name!r} a legal name")
+    pytest.fail(f"an input called {name!r} gave wrong results instead of a crash")
+
+
+@pytest.mark.parametrize("name", CRASHES)
+def test_input_named_like_a_codegen_global_runs_with_repair(name):
+    expected, ep = eager_and_exported(_crash_model(name), (X,), repaired=True)
+    assert _computes_what_eager_does(ep, expected, X)
+    assert find_illegal_names(ep) == []
+
+
+def test_builtin_and_keyword_lists_come_from_torch_fx():
+    from torch_export_names import _fx_namespace
+
+    assert not _fx_namespace.is_legal("inf") and not _fx_namespace.is_legal("print")
+    assert not _fx_namespace.is_legal("class") and _fx_namespace.is_legal("inf_1")
+
+
+# --- inside HOP subgraphs -----------------------------------------------------------------------
+
+
+class CondInfOperand(torch.nn.Module):
+    """torch names the branch placeholders after the operand: ``inf``."""
+
+    def forward(self, x, inf):
+        return torch.cond(x.sum() > 0, lambda a, b: a * math.inf + b, lambda a, b: a - b * math.inf, (x, inf))
+
+
+def test_cond_branch_placeholder_named_inf_without_and_with_repair():
+    args = (X, X * 2)
+    expected, ep = eager_and_exported(CondInfOperand(), args, repaired=False)
+    branch_names = [n.name for n in ep.graph_module.true_graph_0.graph.nodes if n.op == "placeholder"]
+    if "inf" not in branch_names:
+        skip_fixed_torch(f"names cond branch placeholders {branch_names}")
+    assert not torch.allclose(ep.module()(*args), expected, equal_nan=True)
+    repair(ep)
+    assert find_illegal_names(ep) == []
+    assert _computes_what_eager_does(ep, expected, *args)
+
+
+class WhileInfOperand(torch.nn.Module):
+    """torch leaves the body's placeholders as arg0_1...; propagation must not call one ``inf``."""
+
+    def forward(self, it, inf):
+        return while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, v * math.inf - 1), (it, inf))
+
+
+def test_while_loop_body_never_gets_an_illegal_name_from_propagation():
+    args = (torch.tensor(0), X)
+    expected, ep = eager_and_exported(WhileInfOperand(), args, repaired=True)
+    body = ep.graph_module.while_loop_body_graph_0
+    assert [n.name for n in body.graph.nodes if n.op == "placeholder"] == ["it", "inf_1"]
+    assert find_illegal_names(ep) == []
+    assert _computes_what_eager_does(ep, expected, *args)
+
+
+# --- everything derived from the signature follows the rename -----------------------------------
+
+
+class MutatesInf(torch.nn.Module):
+    def forward(self, inf, device):
+        inf.add_(1)
+        return inf * math.inf + device
+
+
+def test_input_mutation_and_order_survive_the_rename():
+    args = (X.clone(), X * 2)
+    # run_decompositions functionalizes: the write becomes a USER_INPUT_MUTATION output naming `inf`.
+    ep = torch.export.export(MutatesInf(), (args[0].clone(), args[1])).run_decompositions()
+    assert list(ep.graph_signature.user_inputs_to_mutate.values()) == ["inf"]
+    repair(ep)
+    sig = ep.graph_signature
+    assert list(sig.user_inputs) == ["inf_1", "device_1"]
+    assert list(sig.user_inputs_to_mutate.values()) == ["inf_1"]
+    eager_in, exported_in = args[0].clone(), args[0].clone()
+    expected = MutatesInf()(eager_in, args[1])
+    torch.testing.assert_close(ep.module()(exported_in, args[1]), expected)
+    torch.testing.assert_close(exported_in, eager_in)  # the input was written in place, as in eager
+
+
+def test_unflatten_load_and_run_decompositions_of_a_repaired_program_compute_eager_results():
+    model = WRONG_RESULTS["inf"]
+    expected, ep = eager_and_exported(model, (X,), repaired=True)
+    torch.testing.assert_close(torch.export.unflatten(ep)(X), expected, equal_nan=True)
+    buf = io.BytesIO()
+    torch.export.save(ep, buf)
+    buf.seek(0)
+    with installed():
+        loaded = torch.export.load(buf)
+        decomposed = ep.run_decompositions()
+    for program in (loaded, decomposed):
+        assert find_illegal_names(program) == []
+        assert _computes_what_eager_does(program, expected, X)
+
+
+class KeywordInf(torch.nn.Module):
+    def forward(self, x, *, inf):
+        return x * math.inf + inf
+
+
+def test_keyword_argument_is_renamed_with_one_warning_and_accepted_by_its_new_name():
+    kwargs = {"inf": X * 2}
+    ep = torch.export.export(KeywordInf(), (X,), kwargs)
+    with pytest.warns(TorchExportNamesWarning, match=re.escape("argument 'inf' is renamed 'inf_1'")):
+        repair(ep)
+    expected = KeywordInf()(X, **kwargs)
+    m = ep.module()
+    torch.testing.assert_close(m(X, inf_1=kwargs["inf"]), expected, equal_nan=True)
+    with pytest.raises(ValueError, match="kwarg keyword mismatch"):
+        m(X, inf=kwargs["inf"])
+
+
+def test_positional_argument_is_still_taken_by_position_after_the_rename():
+    expected, ep = eager_and_exported(model_with_inputs("x", "nan", body="x * INF + nan"), (X, X), repaired=True)
+    assert ep.module_call_graph[0].signature.forward_arg_names == ["x", "nan_1"]
+    assert _computes_what_eager_does(ep, expected, X, X)
+
+
+def test_a_failing_repair_puts_the_signature_back(monkeypatch, caplog):
+    import torch_export_names.passes
+
+    def boom(obj, *, strict=False):
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(torch_export_names.passes, "propagate_subgraph_names", boom)
+    with installed():
+        ep = torch.export.export(MutatesInf(), (X.clone(), X))
+    assert "repair failed" in caplog.text
+    assert list(ep.graph_signature.user_inputs) == ["inf", "device"]
+    assert [n.name for n in ep.graph.nodes if n.op == "placeholder"] == ["inf", "device"]
+    assert list(ep.module_call_graph[0].signature.forward_arg_names) == ["inf", "device"]

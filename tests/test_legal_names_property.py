@@ -1,0 +1,133 @@
+"""Property: whatever the input names, a hooked export computes what eager does.
+
+Input names are drawn from the names torch.fx's name space refuses (builtins,
+and the globals of fx's generated code: ``inf``, ``nan``, ``device``,
+``torch``, ``pytree``, ...), op names and suffixed forms; the models use
+``inf``, ``-inf``, ``nan`` constants and device/dtype arguments, at top level
+and inside every HOP this package knows. Without the legality repair an input
+called ``inf`` or ``nan`` silently changes the result of ``ep.module()`` and
+one called ``device`` or ``torch`` makes it crash.
+"""
+
+import keyword
+import math
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+from torch_export_names import find_illegal_names, find_unrecorded_names, installed
+from torch_export_names.passes import _graph_modules
+
+from conftest import lint_all
+
+_illegal_names = getattr(torch.fx.graph, "_illegal_names", None)
+_custom_builtins = getattr(torch.fx.graph, "_custom_builtins", None)
+if _illegal_names is None or _custom_builtins is None:
+    pytest.skip(f"torch {torch.__version__} has no torch.fx.graph._illegal_names", allow_module_level=True)
+
+# Usable as a Python parameter name: no keywords, no dunders, not `self`.
+BUILTINS = sorted(
+    n for n in _illegal_names
+    if n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("__") and n != "self"
+)
+CODEGEN_GLOBALS = sorted(_custom_builtins)  # inf, nan, device, torch, pytree, fx_pytree, NoneType
+OP_NAMES = ["mul", "mul_1", "add", "add_1", "sub", "where", "ones", "clamp", "stack", "sum", "getitem",
+            "cond", "while_loop", "scan", "map_impl", "true_graph_0", "body_graph_0", "submod_1", "arg0_1",
+            "inf_1", "nan_1", "device_1", "torch_1", "x", "lt", "zeros", "_to_copy"]
+
+NAME = st.one_of(st.sampled_from(CODEGEN_GLOBALS), st.sampled_from(BUILTINS), st.sampled_from(OP_NAMES))
+
+# Elementwise bodies over two (3,)-tensors, with inf / -inf / nan constants and device/dtype arguments.
+EXPRS = [
+    "{x} * _q_inf + {y}",
+    "_q_T.where({x} > 0, {x}, _q_nan) - {y}",
+    "{x} + _q_T.ones(3, device='cpu', dtype=_q_T.float32) * _q_ninf",
+    "({x} * {y}).to(_q_T.float64).to(_q_T.float32)",
+    "_q_T.clamp({x}, min=_q_ninf, max=2.0) + {y}",
+    "{x} - {y} * _q_nan",
+]
+
+# How a step wraps its body: (source template, the HOP that must show up in the exported graph).
+KINDS = {
+    "plain": ("_q_v{k} = {e}", None),
+    "cond": ("_q_v{k} = _q_T.cond({a}.sum() > 0, lambda p, q: {e_pq}, lambda p, q: {f_pq}, ({a}, {b}))",
+             "cond"),
+    "while_loop": ("_q_v{k} = _q_while(lambda i, p: i < 2, lambda i, p: (i + 1, {e_pb}), "
+                   "(_q_T.zeros((), dtype=_q_T.int64), {a}))[1]", "while_loop"),
+    "scan": ("_q_v{k} = _q_scan(lambda c, x: (c + x, {e_cx}), {a}, _q_T.stack([{b}, {b}]))[1].sum(0)", "scan"),
+    "map": ("_q_v{k} = _q_map(lambda x, p: {e_xp}, _q_T.stack([{a}, {a}]), {b}).sum(0)", "map_impl"),
+    "autocast": ("with _q_T.autocast('cpu', dtype=_q_T.bfloat16):\n        _q_v{k} = {e}", "wrap_with_autocast"),
+    "set_grad": ("with _q_T.no_grad():\n        _q_v{k} = {e}", "wrap_with_set_grad_enabled"),
+}
+
+NAMESPACE = {"_q_T": torch, "_q_inf": math.inf, "_q_ninf": -math.inf, "_q_nan": math.nan}
+try:
+    from torch._higher_order_ops.while_loop import while_loop as _q_while
+
+    NAMESPACE["_q_while"] = _q_while
+except ImportError:  # pragma: no cover - depends on the torch release
+    KINDS.pop("while_loop")
+try:
+    from torch._higher_order_ops.scan import scan as _q_scan
+
+    NAMESPACE["_q_scan"] = _q_scan
+except ImportError:  # pragma: no cover
+    KINDS.pop("scan")
+try:
+    from torch._higher_order_ops.map import map as _q_map
+
+    NAMESPACE["_q_map"] = _q_map
+except ImportError:  # pragma: no cover
+    KINDS.pop("map")
+
+
+@st.composite
+def programs(draw):
+    inputs = draw(st.lists(NAME, min_size=2, max_size=3, unique=True))
+    values, body, hops = list(inputs), [], set()
+    for k in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(sorted(KINDS)))
+        a, b = draw(st.sampled_from(values)), draw(st.sampled_from(values))
+        e, f = draw(st.sampled_from(EXPRS)), draw(st.sampled_from(EXPRS))
+        template, hop = KINDS[kind]
+        body.append("    " + template.format(
+            k=k, a=a, b=b, e=e.format(x=a, y=b),
+            e_pq=e.format(x="p", y="q"), f_pq=f.format(x="p", y="q"),
+            e_pb=e.format(x="p", y=b), e_cx=e.format(x="c", y="x"), e_xp=e.format(x="x", y="p"),
+        ))
+        values.append(f"_q_v{k}")
+        if hop:
+            hops.add(hop)
+    src = f"def forward(self, {', '.join(inputs)}):\n" + "\n".join(body) + f"\n    return {values[-1]}\n"
+    namespace = dict(NAMESPACE)
+    exec(compile(src, "<generated model>", "exec"), namespace)
+    model = type("Generated", (torch.nn.Module,), {"forward": namespace["forward"]})()
+    return src, model, len(inputs), hops
+
+
+def _hops_in(ep) -> set[str]:
+    return {
+        n.target._name
+        for _, _, g in _graph_modules(ep)
+        for n in g.nodes
+        if n.op == "call_function" and isinstance(n.target, torch._ops.HigherOrderOperator)
+    }
+
+
+@pytest.mark.filterwarnings("ignore::torch_export_names.TorchExportNamesWarning")  # the renames, by design
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), st.randoms(use_true_random=False))
+def test_hooked_export_computes_what_eager_does_whatever_the_input_names(program, rnd):
+    src, model, n_inputs, hops = program
+    note(src)
+    gen = torch.Generator().manual_seed(rnd.randint(0, 2**31))
+    args = tuple(torch.randn(3, generator=gen) for _ in range(n_inputs))
+    with installed():
+        ep = torch.export.export(model, args)
+    assert hops <= _hops_in(ep), f"the model did not exercise {hops - _hops_in(ep)}"
+    lint_all(ep)
+    assert find_unrecorded_names(ep) == []
+    assert find_illegal_names(ep) == []
+    torch.testing.assert_close(ep.module()(*args), model(*args), equal_nan=True, msg=src)
