@@ -105,6 +105,16 @@ class KVCache(torch.nn.Module):
         return x * 3 * (new * 2 + 1)
 
 
+class KVCacheThroughSplit(KVCache):
+    """The same update, written row block by row block through ``split`` views of the cache."""
+
+    def forward(self, x):
+        new = F.linear(self.cache, self.w)
+        for block, value in zip(self.cache.split(2), new.split(2)):
+            block.copy_(value.detach())  # a cache holds values, not autograd history
+        return x * 3 * (new * 2 + 1)
+
+
 class ConstantRmsNormPartition(torch.nn.Module):
     """``x * 3 * (rms_norm(table) + 1)``, the constant branch its own partition as above."""
 
@@ -200,6 +210,23 @@ def test_kv_cache_update_stays_delegated():
     assert reads_input(update, "b_cache")
     assert not {LINEAR, "aten.mm.default"} & set(names(top_level_nodes(program)))
     assert len(lowered_modules(program)) == 2  # the cache update and x * 3 * (...)
+
+
+def test_kv_cache_updated_through_split_views_stays_delegated_and_whole():
+    """The cache is written through split views: still run-time state, so its linear is kept whole.
+
+    Not with the add forced onto the CPU as above: then the scatter that writes the cache back
+    stays on the CPU and the update's partition reads the cache as a static tensor, which HTP
+    refuses with QnnPartitioner too (an ExecuTorch limitation, see the README). ExecuTorch
+    hands the partitioner the functionalized program, where the write is a mutation output;
+    following the views of the in-place program is guarded by
+    test_executorch_partitioner.py::test_buffer_written_through_a_multi_output_view_is_runtime.
+    """
+    program = lower(KVCacheThroughSplit(), ConstantAwareQnnPartitioner)
+    delegated = delegated_nodes(program)
+    (update,) = [n for n in delegated if op_name(n) == LINEAR]  # kept whole, on HTP
+    assert reads_input(update, "b_cache")
+    assert not {LINEAR, "aten.mm.default"} & set(names(top_level_nodes(program)))
 
 
 def test_kept_whole_op_left_on_cpu_is_still_reported():

@@ -144,6 +144,38 @@ def test_linear_on_a_mutable_buffer_stays_whole(functional):
     assert not _decomposes(ConstantAwareQnnPartitioner(htp_specs()), ep, torch.ops.aten.linear.default)
 
 
+# Multi-output views of a buffer: the write goes through getitem of their result.
+MULTI_OUTPUT_VIEWS = {
+    "unbind": lambda t: t.unbind(0),
+    "split": lambda t: t.split(2),
+    "chunk": lambda t: t.chunk(2),
+    "split_with_sizes": lambda t: t.split_with_sizes([1, 3]),
+    "unsafe_split": lambda t: t.unsafe_split(2),
+}
+
+
+class CacheWrittenThroughView(ConstantLinear):
+    """A KV-cache update written into one output of a multi-output view of the buffer."""
+
+    def __init__(self, view):
+        super().__init__()
+        self.view = MULTI_OUTPUT_VIEWS[view]
+
+    def forward(self, x):
+        first = self.view(self.table)[0]
+        first.copy_(x[0] if first.dim() == 1 else x[: first.shape[0]])
+        return F.linear(self.table, self.w)
+
+
+@pytest.mark.parametrize("view", MULTI_OUTPUT_VIEWS)
+def test_buffer_written_through_a_multi_output_view_is_runtime(view):
+    ep = _export(CacheWrittenThroughView(view))
+    op = f"aten.{view}"
+    assert any(str(n.target).startswith(op) for n in ep.graph.nodes), f"export has no {op} to go through"
+    assert "b_table" in runtime_placeholders(ep)
+    assert not _decomposes(ConstantAwareQnnPartitioner(htp_specs()), ep, torch.ops.aten.linear.default)
+
+
 @pytest.mark.parametrize(
     "model, dequantize",
     [

@@ -9,6 +9,8 @@ partitioner in ``partitioner.py`` acts on the answer.
 
 from __future__ import annotations
 
+import operator
+
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
@@ -47,14 +49,29 @@ def _schema(node: torch.fx.Node):
     return getattr(node.target, "_schema", None) if node.op == "call_function" else None
 
 
+# Their outputs are views of the input, although the schema does not say so.
+_UNSAFE_VIEWS = {"aten::unsafe_split", "aten::unsafe_split_with_sizes", "aten::unsafe_chunk"}
+
+
 def _view_base(node: torch.fx.Node) -> torch.fx.Node:
-    """The tensor ``node`` is a view of (``slice``, ``select``, ``view``, ... chains), or itself."""
-    while (schema := _schema(node)) is not None and schema.arguments and schema.returns:
-        source, result = schema.arguments[0].alias_info, schema.returns[0].alias_info
-        if source is None or source.is_write or result is None or not node.args:
+    """The tensor ``node`` is a view of, or ``node`` itself.
+
+    Follows any chain of views: single-output ones (``slice``, ``select``,
+    ``view``, ...) and multi-output ones (``unbind``, ``split``, ``chunk``,
+    ``split_with_sizes``, ``unsafe_split``, ...) through the ``getitem`` that
+    picks one of their outputs.
+    """
+    while node.args and isinstance(node.args[0], torch.fx.Node):
+        if node.op == "call_function" and node.target is operator.getitem:
+            node = node.args[0]
+            continue
+        schema = _schema(node)
+        if schema is None or not schema.arguments or not schema.returns:
             break
-        if not isinstance(node.args[0], torch.fx.Node):
-            break
+        if schema.name not in _UNSAFE_VIEWS:
+            source, result = schema.arguments[0].alias_info, schema.returns[0].alias_info
+            if source is None or source.is_write or result is None:
+                break
         node = node.args[0]
     return node
 
