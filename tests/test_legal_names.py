@@ -204,7 +204,8 @@ def test_keyword_argument_is_renamed_with_one_warning_and_accepted_by_its_new_na
 
 
 def test_positional_argument_is_still_taken_by_position_after_the_rename():
-    expected, ep = eager_and_exported(model_with_inputs("x", "nan", body="x * INF + nan"), (X, X), repaired=True)
+    model = model_with_inputs("x", "nan", body="x * INF + nan")
+    expected, ep = eager_and_exported(model, (X, X), repaired=True)
     assert ep.module_call_graph[0].signature.forward_arg_names == ["x", "nan_1"]
     assert _computes_what_eager_does(ep, expected, X, X)
 

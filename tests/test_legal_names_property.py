@@ -56,9 +56,11 @@ KINDS = {
              "cond"),
     "while_loop": ("_q_v{k} = _q_while(lambda i, p: i < 2, lambda i, p: (i + 1, {e_pb}), "
                    "(_q_T.zeros((), dtype=_q_T.int64), {a}))[1]", "while_loop"),
-    "scan": ("_q_v{k} = _q_scan(lambda c, x: (c + x, {e_cx}), {a}, _q_T.stack([{b}, {b}]))[1].sum(0)", "scan"),
+    "scan": ("_q_v{k} = _q_scan(lambda c, x: (c + x, {e_cx}), {a}, _q_T.stack([{b}, {b}]))[1].sum(0)",
+             "scan"),
     "map": ("_q_v{k} = _q_map(lambda x, p: {e_xp}, _q_T.stack([{a}, {a}]), {b}).sum(0)", "map_impl"),
-    "autocast": ("with _q_T.autocast('cpu', dtype=_q_T.bfloat16):\n        _q_v{k} = {e}", "wrap_with_autocast"),
+    "autocast": ("with _q_T.autocast('cpu', dtype=_q_T.bfloat16):\n        _q_v{k} = {e}",
+                 "wrap_with_autocast"),
     "set_grad": ("with _q_T.no_grad():\n        _q_v{k} = {e}", "wrap_with_set_grad_enabled"),
 }
 
