@@ -34,8 +34,8 @@ TEST_SOURCE = HERE / "test_export_node_names.py"
 TEST_PATH = "test/export/test_export_node_names.py"
 
 SUBJECT = (
-    "[export] Record the node names torch.export assigns; name autocast, "
-    "while_loop and scan subgraph placeholders"
+    "[export] Record the node names torch.export assigns and keep them legal; "
+    "name autocast, while_loop and scan subgraph placeholders"
 )
 
 MESSAGE = f"""{SUBJECT}
@@ -64,6 +64,35 @@ hand one of them out again and the graph no longer lints:
 
 Backends work around it by writing the namespace's private state
 (ExecuTorch's Qualcomm and Samsung pass managers).
+
+The same direct assignment also skips the namespace's legality check:
+create_name never hands out a keyword, a builtin or a global of the code
+torch.fx generates (torch.fx.graph._illegal_names: inf, nan, device,
+torch, pytree, fx_pytree, NoneType, ...). An input called inf becomes a
+parameter of the generated forward and shadows the global inf, so
+ExportedProgram.module() silently computes the wrong result:
+
+    class M(torch.nn.Module):
+        def forward(self, inf):
+            return inf * float("inf") + inf
+
+    x = torch.tensor([2.0, -3.0])
+    torch.export.export(M(), (x,)).module()(x)  # [6., 6.], eager: [inf, -inf]
+
+An input called nan is wrong the same way; device, torch, pytree and
+fx_pytree make module() crash; inside a cond branch (whose placeholders
+take the operands' names) the same happens.
+
+_rename_without_collisions, which computes every name placeholder
+naming and HOP subgraph naming assign, now suffixes a name that
+create_name would refuse as it suffixes a taken one (inf -> inf_1); the
+graph signature follows through name_map as before.
+_get_forward_arg_names gives the parameters of module()'s generated
+forward the same treatment, and _get_input_paths binds example kwargs
+whose name changed by position. Calls by position are unchanged; a
+keyword argument renamed this way (an input passed as inf=...) is no
+longer accepted by keyword by module(), which fails loudly instead of
+computing a wrong result.
 
 Add one helper, Node._assign_name(name): it sets the name and records it
 through the new _Namespace._record_name, which keeps _used_names,
@@ -152,6 +181,64 @@ EDITS: list[tuple[str, str, str, int]] = [
         """
         self.name = name
         self.graph._graph_namespace._record_name(self, name)
+''',
+        1,
+    ),
+    (
+        "torch/_export/utils.py",
+        '''\
+    new_name = name
+    if new_name in used_names:
+        new_name = f"{key}_{find_available[key] + 1}"
+''',
+        '''\
+    new_name = name
+    # A name create_name refuses (a keyword, a builtin or a global of the code
+    # torch.fx generates: inf, nan, device, torch, ...) would shadow that global
+    # in the generated forward: suffix it as if it were taken.
+    if new_name in used_names or new_name in torch.fx.graph._illegal_names:
+        new_name = f"{key}_{find_available[key] + 1}"
+''',
+        1,
+    ),
+    (
+        "torch/export/_trace.py",
+        '''\
+    # order of kwargs matters for input spec
+    if kwargs:
+        names.extend(kwargs.keys())
+
+    return names
+''',
+        '''\
+    # order of kwargs matters for input spec
+    if kwargs:
+        names.extend(kwargs.keys())
+
+    # These become the parameters of the forward that ExportedProgram.module()
+    # generates; one that create_name would refuse (inf, nan, device, torch, a
+    # builtin) would shadow the global of that name in the generated code.
+    illegal = torch.fx.graph._illegal_names
+    namespace = torch.fx.graph._Namespace()
+    namespace._used_names.update(n for n in names if n not in illegal)
+    return [n if n not in illegal else namespace.create_name(n, None) for n in names]
+''',
+        1,
+    ),
+    (
+        "torch/export/_unlift.py",
+        '''\
+    args, kwargs = example_inputs
+    binded = signature.bind(*args, **kwargs)
+''',
+        '''\
+    args, kwargs = example_inputs
+    params = list(signature.parameters)
+    if kwargs and len(params) == len(args) + len(kwargs):
+        # forward_arg_names end with the kwargs in order; some may have been
+        # renamed to legal names (_get_forward_arg_names)
+        kwargs = dict(zip(params[len(args) :], kwargs.values()))
+    binded = signature.bind(*args, **kwargs)
 ''',
         1,
     ),

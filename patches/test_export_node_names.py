@@ -1,12 +1,16 @@
 # Owner(s): ["oncall: export"]
-"""torch.export records every node name it assigns (pytorch/pytorch#202927).
+"""torch.export records every node name it assigns, and keeps it legal (pytorch/pytorch#202927).
 
 torch.export renames nodes after tracing. A name it assigns without recording
 it in the graph's namespace can be handed out again by ``create_node``, and
-the graph then fails to lint with "Node redefined name ...".
+the graph then fails to lint with "Node redefined name ...". A name the
+namespace would refuse (``inf``, ``nan``, ``device``, ``torch``, a builtin)
+shadows a global of the code torch.fx generates and changes what
+``ExportedProgram.module()`` computes.
 """
 
 import io
+import math
 
 import torch
 from torch._higher_order_ops.scan import scan
@@ -71,10 +75,39 @@ class ScanAddInput(torch.nn.Module):
 
 
 class InputInput(torch.nn.Module):
-    # "input" is a builtin: FX's create_name never hands it out, so loading and
-    # copying give the placeholder another name first and then overwrite it.
+    # "input" is a builtin: FX's create_name never hands it out, so export
+    # names the placeholder input_1.
     def forward(self, input):
         return input + 1
+
+
+class InfInput(torch.nn.Module):
+    # A placeholder called inf would shadow the global inf of generated code.
+    def forward(self, inf):
+        return inf * math.inf + inf
+
+
+class CondInfOperand(torch.nn.Module):
+    # cond names its branch placeholders after the operands.
+    def forward(self, x, inf):
+        return torch.cond(
+            x.sum() > 0,
+            lambda a, b: a * math.inf + b,
+            lambda a, b: a - b * math.inf,
+            (x, inf),
+        )
+
+
+def _codegen_global_input(name):
+    # forward(self, <name>): <name> + ones(3, device="cpu")
+    namespace = {}
+    exec(
+        f"def forward(self, {name}):\n"
+        f"    return {name} + _torch.ones(3, device='cpu')\n",
+        {"_torch": torch},
+        namespace,
+    )
+    return type("CodegenGlobalInput", (torch.nn.Module,), namespace)()
 
 
 def _placeholder_names(gm):
@@ -181,8 +214,37 @@ output output""",
         torch.export.save(export(InputInput(), (torch.randn(3),)), buffer)
         buffer.seek(0)
         ep = torch.export.load(buffer)
-        self.assertEqual(_placeholder_names(ep.graph_module), ["input"])
+        self.assertEqual(_placeholder_names(ep.graph_module), ["input_1"])
         self.assertNamesRecorded(ep.graph_module)
+
+    def assertNamesLegal(self, gm):
+        for path, mod in gm.named_modules():
+            if isinstance(mod, torch.fx.GraphModule):
+                for node in mod.graph.nodes:
+                    self.assertNotIn(
+                        node.name, torch.fx.graph._illegal_names, path or "top-level graph"
+                    )
+
+    def test_input_named_inf_computes_the_eager_result(self):
+        x = torch.tensor([2.0, -3.0])
+        ep = export(InfInput(), (x,))
+        self.assertEqual(ep.module()(x), InfInput()(x))  # [6., 6.] when inf is a parameter
+        self.assertEqual(_placeholder_names(ep.graph_module), ["inf_1"])
+        self.assertEqual([s.arg.name for s in ep.graph_signature.input_specs], ["inf_1"])
+        self.assertNamesLegal(ep.graph_module)
+
+    @parametrize("name", ["device", "torch", "pytree", "fx_pytree", "nan", "input"])
+    def test_input_named_like_a_codegen_global_runs(self, name):
+        model, x = _codegen_global_input(name), torch.randn(3)
+        ep = export(model, (x,))
+        self.assertEqual(ep.module()(x), model(x))
+        self.assertNamesLegal(ep.graph_module)
+
+    def test_cond_branch_placeholder_named_inf_computes_the_eager_result(self):
+        args = (torch.tensor([2.0, -3.0]), torch.tensor([1.0, 4.0]))
+        ep = export(CondInfOperand(), args)
+        self.assertEqual(ep.module()(*args), CondInfOperand()(*args))
+        self.assertNamesLegal(ep.graph_module)
 
     def test_unlift_records_output_name(self):
         ep = export(ParamsBuffersConstants(), (torch.randn(3),))
@@ -193,7 +255,7 @@ output output""",
 
         ep = export(InputInput(), (torch.randn(3),))
         gm, _ = _copy_graph_module_and_signature(ep)
-        self.assertEqual(_placeholder_names(gm), ["input"])
+        self.assertEqual(_placeholder_names(gm), ["input_1"])
         self.assertNamesRecorded(gm)
 
 
