@@ -299,10 +299,10 @@ class AutocastT1Input(torch.nn.Module):
 def _fail_midway(monkeypatch):
     """Names are recorded, then the subgraph renaming raises."""
 
-    def boom(obj, *, strict=False):
+    def boom(graphs):
         raise RuntimeError("injected failure")
 
-    monkeypatch.setattr(torch_export_names.passes, "propagate_subgraph_names", boom)
+    monkeypatch.setattr(torch_export_names.passes, "_propagate", boom)
 
 
 def test_failing_repair_leaves_the_program_as_torch_returned_it(monkeypatch, caplog):

@@ -213,10 +213,10 @@ def test_positional_argument_is_still_taken_by_position_after_the_rename():
 def test_a_failing_repair_puts_the_signature_back(monkeypatch, caplog):
     import torch_export_names.passes
 
-    def boom(obj, *, strict=False):
+    def boom(ep):  # after the graph and its signature were renamed
         raise RuntimeError("injected failure")
 
-    monkeypatch.setattr(torch_export_names.passes, "propagate_subgraph_names", boom)
+    monkeypatch.setattr(torch_export_names.passes, "_legalize_forward_arg_names", boom)
     with installed():
         ep = torch.export.export(MutatesInf(), (X.clone(), X))
     assert "repair failed" in caplog.text

@@ -71,3 +71,23 @@ def test_split_suffix_agrees_with_torch_fx(name):
 
     base, num = _name_regex.match(name).group(1, 2)
     assert split_suffix(name) == (base, int(num) if num is not None else None)
+
+
+@given(st.lists(st.from_regex(r"\A[a-zA-Z_][0-9a-zA-Z_]{0,12}\Z"), max_size=20))
+def test_record_all_raises_suffix_counters_as_split_suffix_does(names):
+    """record_all parses all new names at once; the counters are what split_suffix gives."""
+    from torch_export_names import _fx_namespace
+
+    graph = torch.fx.Graph()
+    for i in range(len(set(names))):
+        graph.placeholder(f"tmp{i}")
+    for node, name in zip(graph.nodes, sorted(set(names))):
+        node.name = name  # assigned directly, as torch.export does
+    before = dict(graph._graph_namespace._base_count)
+    _fx_namespace.record_all(graph)
+    expected = dict(before)
+    for name in set(names):
+        base, num = _fx_namespace.split_suffix(name)
+        if num is not None and expected.get(base, 0) < num:
+            expected[base] = num
+    assert graph._graph_namespace._base_count == expected

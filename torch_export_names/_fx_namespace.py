@@ -152,28 +152,47 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
     """``record`` every node of ``graph``; returns how many names were new.
 
     Nodes whose name ``create_name`` would refuse are appended to ``illegal``
-    if given. The loop ``reserve_node_names`` runs on every exported graph, so
-    it looks the name space up once and parses a name's suffix only when it is
-    new.
+    if given. A name can only be illegal if it was not handed out by
+    ``create_name``: it is then new to the name space or its node's mapping is
+    stale, or it is a placeholder's (user input names; torch.fx patched to
+    record names without checking them). Only those are checked, and an
+    illegal name's node keeps its stale mapping until it is renamed, so a
+    later ``repair`` still finds it. This is the loop the hook runs on every
+    exported graph: one pass, the name space looked up once, a name's suffix
+    parsed only when it is new.
     """
     ns = _namespace(graph)
     used, obj_to_name, base_count = ns._used_names, ns._obj_to_name, ns._base_count
-    refused = illegal_names() if illegal is not None else ()
+    refused = illegal_names()
     new = 0
     for node in graph.nodes:
         name = node.name
         if obj_to_name.get(node) != name:
-            obj_to_name[node] = name
-        if name in refused:
-            illegal.append(node)
+            if name in refused:
+                if illegal is not None:
+                    illegal.append(node)
+            else:
+                obj_to_name[node] = name
         if name in used:
             continue
         used.add(name)
         new += 1
-        base, num = split_suffix(name)
-        if num is not None and base_count.get(base, 0) < num:
-            base_count[base] = num
+        base, sep, digits = name.rpartition("_")  # split_suffix, inlined
+        if sep and base and digits.isdigit() and digits.isascii():
+            num = int(digits)
+            if base_count.get(base, 0) < num:
+                base_count[base] = num
+    if illegal is not None and not refused.keys().isdisjoint(used):
+        # Some name create_name refuses is recorded: look at the placeholders.
+        illegal.extend(n for n in _placeholders(graph) if n.name in refused and n not in illegal)
     return new
+
+
+def _placeholders(graph: torch.fx.Graph):
+    find = getattr(graph, "find_nodes", None)
+    if find is not None:
+        return find(op="placeholder")
+    return [n for n in graph.nodes if n.op == "placeholder"]
 
 
 def snapshot(graph: torch.fx.Graph):

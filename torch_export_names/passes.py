@@ -67,6 +67,8 @@ def _graph_modules(obj) -> list[tuple[str, torch.fx.GraphModule | None, torch.fx
     root = _root(obj)
     if isinstance(root, torch.fx.Graph):
         return [("", None, root)]
+    if not root._modules:  # the common case: no nested graph, no module walk
+        return [("", root, root.graph)]
     return [
         (path, mod, mod.graph)
         for path, mod in root.named_modules()
@@ -82,18 +84,22 @@ def _checked_graphs(obj, strict: bool, caller: str):
     """
     graphs = _graph_modules(obj)
     try:
-        _ns.check(g for _, _, g in graphs)
+        _ns.check([g for _, _, g in graphs])
     except _ns.PrivateStateMissing as e:
         if strict:
             raise
-        warn_once(
-            "private-state",
-            f"torch_export_names.{caller} did nothing: {e}. The program is left "
-            "as torch returned it; see pytorch/pytorch#202927.",
-            stacklevel=4,
-        )
+        _warn_private_state(e, caller)
         return None
     return graphs
+
+
+def _warn_private_state(e: Exception, caller: str) -> None:
+    warn_once(
+        "private-state",
+        f"torch_export_names.{caller} did nothing: {e}. The program is left "
+        "as torch returned it; see pytorch/pytorch#202927.",
+        stacklevel=5,
+    )
 
 
 def reserve_node_names(obj, *, strict: bool = False) -> int:
@@ -160,10 +166,10 @@ def _legalize_forward_arg_names(ep) -> None:
     time is renamed in the call's input spec and example inputs too, so
     ``ep.module()`` accepts it by its new keyword.
     """
-    refused = _ns.illegal_names()
+    refused = _ns.illegal_names().keys()
     for entry in ep.module_call_graph:
         sig = entry.signature
-        if sig is None or not sig.forward_arg_names or not any(n in refused for n in sig.forward_arg_names):
+        if sig is None or not sig.forward_arg_names or refused.isdisjoint(sig.forward_arg_names):
             continue
         legal = _ns.legal_names(sig.forward_arg_names)
         renames = {old: new for old, new in zip(sig.forward_arg_names, legal) if old != new}
@@ -203,8 +209,6 @@ def _legalize(obj, graphs, illegal: dict[int, list[torch.fx.Node]]) -> int:
             _rename_in_program(obj, renames)
         if module is not None:
             module.recompile()
-    if is_program:
-        _legalize_forward_arg_names(obj)
     return renamed
 
 
@@ -230,7 +234,10 @@ def legalize_node_names(obj, *, strict: bool = False) -> int:
         found = [n for n in graph.nodes if n.name in refused]
         if found:
             illegal[i] = found
-    return _legalize(obj, graphs, illegal)
+    renamed = _legalize(obj, graphs, illegal)
+    if isinstance(obj, torch.export.ExportedProgram):
+        _legalize_forward_arg_names(obj)
+    return renamed
 
 
 # For each HOP whose subgraph placeholders take the HOP's operands in order:
@@ -263,18 +270,52 @@ HOP_SUBGRAPH_OPERANDS: dict[str, _SubgraphOperands] = {
 }
 
 
+_hop_ops_cache: dict[str, object] | None = None
+
+
+def _hop_ops() -> dict[str, object]:
+    """The HOPs of ``HOP_SUBGRAPH_OPERANDS`` that this torch has, by name."""
+    global _hop_ops_cache
+    if _hop_ops_cache is None:
+        found = {}
+        for name in HOP_SUBGRAPH_OPERANDS:
+            try:
+                op = getattr(torch.ops.higher_order, name)
+            except (AttributeError, RuntimeError):
+                continue
+            if isinstance(op, torch._ops.HigherOrderOperator):
+                found[name] = op
+        _hop_ops_cache = found
+    return _hop_ops_cache
+
+
+def _hop_nodes(graph: torch.fx.Graph) -> list[torch.fx.Node]:
+    """The calls of known HOPs in ``graph``, in graph order.
+
+    Looked up in torch.fx's node index (``Graph.find_nodes``) where this torch
+    has one, so a graph without HOP calls costs a few dict lookups, not a
+    scan of its nodes.
+    """
+    find = getattr(graph, "find_nodes", None)
+    if find is None:
+        return [
+            n for n in graph.nodes
+            if n.op == "call_function"
+            and isinstance(n.target, torch._ops.HigherOrderOperator)
+            and n.target._name in HOP_SUBGRAPH_OPERANDS
+        ]
+    found = [n for op in _hop_ops().values() for n in find(op="call_function", target=op)]
+    if len(found) > 1:  # several queries: put them back in graph order
+        wanted = set(found)
+        found = [n for n in graph.nodes if n in wanted]
+    return found
+
+
 def _hop_subgraphs(
     module: torch.fx.GraphModule,
 ) -> Iterator[tuple[torch.fx.Node, torch.fx.GraphModule, Sequence[object]]]:
-    for node in module.graph.nodes:
-        if node.op != "call_function" or not isinstance(
-            node.target, torch._ops.HigherOrderOperator
-        ):
-            continue
-        table = HOP_SUBGRAPH_OPERANDS.get(node.target._name)
-        if table is None:
-            continue
-        for attr, operands in table(node):
+    for node in _hop_nodes(module.graph):
+        for attr, operands in HOP_SUBGRAPH_OPERANDS[node.target._name](node):
             if not (isinstance(attr, torch.fx.Node) and attr.op == "get_attr"):
                 continue
             sub = operator.attrgetter(attr.target)(module)
@@ -326,6 +367,11 @@ def propagate_subgraph_names(obj, *, strict: bool = False) -> int:
     graphs = _checked_graphs(obj, strict, "propagate_subgraph_names")
     if graphs is None:
         return 0
+    return _propagate(graphs)
+
+
+def _propagate(graphs) -> int:
+    """``propagate_subgraph_names`` over already checked ``graphs``."""
     renamed, seen = 0, set()
     for _, module, _ in graphs:
         if module is None:
@@ -358,18 +404,36 @@ def repair(obj, *, strict: bool = False) -> RepairReport:
     what it computed before (or, where a name shadowed a global of fx's
     generated code, what eager computes). Modifies ``obj`` in place.
     """
-    graphs = _checked_graphs(obj, strict, "repair")
-    if graphs is None:
-        return RepairReport(0, 0, 0)
-    illegal: dict[int, list[torch.fx.Node]] = {}
-    recorded = 0
-    for i, (_, _, graph) in enumerate(graphs):
+    if isinstance(obj, torch.fx.GraphModule) and not obj._modules or (
+        isinstance(obj, torch.export.ExportedProgram) and not obj.graph_module._modules
+    ):
+        # One graph: record_all checks the private state before it writes anything.
+        root = obj if isinstance(obj, torch.fx.GraphModule) else obj.graph_module
+        graphs = [("", root, root.graph)]
         found: list[torch.fx.Node] = []
-        recorded += _ns.record_all(graph, found)
-        if found:
-            illegal[i] = found
-    legalized = _legalize(obj, graphs, illegal)
-    renamed = propagate_subgraph_names(obj, strict=strict)
+        try:
+            recorded = _ns.record_all(root.graph, found)
+        except _ns.PrivateStateMissing as e:
+            if strict:
+                raise
+            _warn_private_state(e, "repair")
+            return RepairReport(0, 0, 0)
+        illegal = {0: found} if found else {}
+    else:
+        graphs = _checked_graphs(obj, strict, "repair")
+        if graphs is None:
+            return RepairReport(0, 0, 0)
+        illegal = {}
+        recorded = 0
+        for i, (_, _, graph) in enumerate(graphs):
+            found = []
+            recorded += _ns.record_all(graph, found)
+            if found:
+                illegal[i] = found
+    legalized = _legalize(obj, graphs, illegal) if illegal else 0
+    if isinstance(obj, torch.export.ExportedProgram):
+        _legalize_forward_arg_names(obj)
+    renamed = _propagate(graphs) if len(graphs) > 1 else 0  # HOP subgraphs are submodules
     return RepairReport(recorded=recorded, renamed=renamed, legalized=legalized)
 
 
