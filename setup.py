@@ -50,7 +50,8 @@ setup(
     extras_require={
         "executorch": ["executorch>=1.5,<1.6"],
         "test": ["pytest>=8", "expecttest>=0.2", "hypothesis>=6"],
-        "bench": ["matplotlib>=3.8"],
+        # transformers 5.23.0: the newest whose dependencies install here (5.24+ need kernels>=0.19)
+        "bench": ["matplotlib>=3.8", "transformers==5.23.0"],
     },
     cmdclass={"build_py": build_py_with_pth, "editable_wheel": editable_wheel_with_pth},
     entry_points={"console_scripts": ["torch-export-names=torch_export_names.cli:main"]},

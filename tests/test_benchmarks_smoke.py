@@ -188,3 +188,20 @@ def test_llama_size_record_and_report_are_well_formed(tmp_path):
     assert json.loads((tmp_path / "results.json").read_text())["llama"][0]["layers"] == 1
     md = report.markdown(results, {})
     assert "| layers | nodes (top / all graphs) |" in md and "not available (adapter missing: test)" in md
+
+
+@pytest.mark.slow
+def test_hf_benchmark_measures_a_two_layer_model():
+    pytest.importorskip("transformers", reason="benchmarks/hf.py needs the bench extra (transformers)")
+    from benchmarks import hf
+
+    name = "Qwen3 0.6B"
+    real_layers = hf.ARCHITECTURES[name][1]["num_hidden_layers"]
+    try:
+        hf.ARCHITECTURES[name][1]["num_hidden_layers"] = 2
+        row = hf.measure(name, full=False, reps=3, lowering_reps=0)
+    finally:
+        hf.ARCHITECTURES[name][1]["num_hidden_layers"] = real_layers
+    assert row["nodes_top"] > 50 and row["unrecorded_after_export"] >= 0
+    assert row["repair"]["n"] == 3 and row["repair_over_loop"] > 0
+    assert "| Qwen3 0.6B |" in hf.to_markdown([row], "header")

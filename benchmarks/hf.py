@@ -1,0 +1,207 @@
+"""Hugging Face architectures, exported the way transformers' ExecuTorch integration exports them.
+
+    python -m benchmarks.hf                 # real layer counts, reduced widths (see SMALL)
+    python -m benchmarks.hf --full          # real layer counts and real widths
+    python -m benchmarks.hf --lowering      # also export -> XNNPACK lowering, hook on and off
+
+Each model is built from its configuration with random weights (no download)
+and exported with ``transformers.integrations.executorch.
+TorchExportableModuleForDecoderOnlyLM`` (static or hybrid sliding-window KV
+cache, one token per call, as ``optimum-executorch`` does). Per model: export
+time, node counts, ``repair`` time and its ratio to export time and to the
+upstream top-level loop (interleaved, median), and with ``--lowering`` the
+export + ``to_edge_transform_and_lower`` with the XNNPACK partitioner with the
+hook on and off. Results go to ``benchmarks/results[/full]/hf.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from benchmarks import methods
+from benchmarks.timing import run_interleaved, summarize
+from torch_export_names import find_unrecorded_names, installed, repair
+
+# Real sizes, from each model's published configuration.
+ARCHITECTURES = {
+    "Llama 3.2 1B": ("LlamaConfig", dict(
+        num_hidden_layers=16, hidden_size=2048, intermediate_size=8192, num_attention_heads=32,
+        num_key_value_heads=8, head_dim=64, vocab_size=128256, tie_word_embeddings=True,
+        rope_theta=500000.0, max_position_embeddings=131072,
+        rope_scaling={"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
+                      "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+    )),
+    "Qwen3 0.6B": ("Qwen3Config", dict(
+        num_hidden_layers=28, hidden_size=1024, intermediate_size=3072, num_attention_heads=16,
+        num_key_value_heads=8, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
+        max_position_embeddings=40960,
+    )),
+    "Gemma 3 1B": ("Gemma3TextConfig", dict(
+        num_hidden_layers=26, hidden_size=1152, intermediate_size=6912, num_attention_heads=4,
+        num_key_value_heads=1, head_dim=256, vocab_size=262144, sliding_window=512,
+        max_position_embeddings=32768,
+    )),
+    # A mixture-of-experts model small enough to build with real widths in 24 GB:
+    # IBM Granite 3.0 1B-A400M (32 experts, 8 per token).
+    "Granite 3.0 1B-A400M (MoE)": ("GraniteMoeConfig", dict(
+        num_hidden_layers=24, hidden_size=1024, intermediate_size=512, num_attention_heads=16,
+        num_key_value_heads=8, vocab_size=49155, num_local_experts=32, num_experts_per_tok=8,
+        tie_word_embeddings=True, max_position_embeddings=4096,
+    )),
+}
+
+# The default run keeps every layer count and graph shape but shrinks widths, so
+# four models build and export in a few minutes on 2 cores.
+SMALL = dict(hidden_size=256, intermediate_size=512, num_attention_heads=4, head_dim=64, vocab_size=4096)
+MAX_CACHE_LEN = 128
+
+
+def build(name: str, *, full: bool):
+    import transformers
+
+    cls_name, real = ARCHITECTURES[name]
+    kwargs = dict(real)
+    if not full:
+        kwargs.update(SMALL)
+        kwargs["num_key_value_heads"] = min(real["num_key_value_heads"], 2)
+        kwargs["max_position_embeddings"] = 4 * MAX_CACHE_LEN
+        if "rope_scaling" in kwargs:
+            scaling = dict(kwargs["rope_scaling"], original_max_position_embeddings=MAX_CACHE_LEN)
+            kwargs["rope_scaling"] = scaling
+        if "sliding_window" in kwargs:
+            kwargs["sliding_window"] = MAX_CACHE_LEN // 2
+    config = getattr(transformers, cls_name)(**kwargs)
+    config.use_cache = True
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config).eval()
+    generation = model.generation_config
+    generation.use_cache = True
+    generation.cache_implementation = "static"
+    generation.cache_config = {"batch_size": 1, "max_cache_len": MAX_CACHE_LEN}
+    return model
+
+
+def export(model) -> torch.export.ExportedProgram:
+    """What ``optimum-executorch`` does: the integration's wrapper, one token, its export()."""
+    from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM
+
+    wrapper = TorchExportableModuleForDecoderOnlyLM(model, batch_size=1, max_cache_len=MAX_CACHE_LEN)
+    ids = torch.zeros((1, 1), dtype=torch.long)
+    return wrapper.export(input_ids=ids, cache_position=torch.tensor([0], dtype=torch.long))
+
+
+def lower_xnnpack(model) -> float:
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    start = time.perf_counter()
+    to_edge_transform_and_lower(export(model), partitioner=[XnnpackPartitioner()]).to_executorch()
+    return time.perf_counter() - start
+
+
+def measure(name: str, *, full: bool, reps: int, lowering_reps: int) -> dict:
+    model = build(name, full=full)
+    start = time.perf_counter()
+    ep = export(model)
+    export_s = time.perf_counter() - start
+    top, total, graphs = methods.node_counts(ep)
+    row = {
+        "model": name, "full_width": full, "export_s": export_s,
+        "nodes_top": top, "nodes_total": total, "graphs": graphs,
+        "unrecorded_after_export": len(find_unrecorded_names(ep)),
+    }
+    reset = methods.Unrepaired(ep)
+    seconds, _ = run_interleaved(
+        {"top_level_loop": lambda: methods.run_upstream_top_level_loop(ep), "repair": lambda: repair(ep)},
+        reps=reps, setup=reset.reset,
+    )
+    for key, samples in seconds.items():
+        row[key] = summarize(samples)
+    row["repair_over_export"] = row["repair"]["median_s"] / export_s
+    row["repair_over_loop"] = row["repair"]["median_s"] / row["top_level_loop"]["median_s"]
+    if lowering_reps:
+        off, on = [], []
+        for _ in range(lowering_reps):  # interleaved: off, on, off, on, ...
+            off.append(lower_xnnpack(model))
+            with installed():
+                on.append(lower_xnnpack(model))
+        row["lowering_off"], row["lowering_on"] = summarize(off), summarize(on)
+        row["lowering_on_over_off"] = statistics.median(on) / statistics.median(off)
+    return row
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1e3:.0f} ms" if s >= 0.1 else f"{s * 1e6:.0f} us"
+
+
+def to_markdown(rows: list[dict], header: str) -> str:
+    lines = [header, "",
+             "| model | nodes (top / all, graphs) | torch.export | repair | repair / export "
+             "| top-level loop | repair / loop |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['model']} | failed: {r['error']} | | | | | |")
+            continue
+        lines.append(
+            f"| {r['model']} | {r['nodes_top']} / {r['nodes_total']}, {r['graphs']} | {r['export_s']:.2f} s "
+            f"| {_ms(r['repair']['median_s'])} | {100 * r['repair_over_export']:.4f}% "
+            f"| {_ms(r['top_level_loop']['median_s'])} | {r['repair_over_loop']:.2f}x |"
+        )
+    if any("lowering_on" in r for r in rows):
+        lines += ["", "| model | export + XNNPACK lowering, hook off | hook on | on / off |",
+                  "| --- | --- | --- | --- |"]
+        for r in rows:
+            if "lowering_on" in r:
+                off, on = r["lowering_off"], r["lowering_on"]
+                lines.append(
+                    f"| {r['model']} | {off['median_s']:.2f} s ({off['min_s']:.2f}-{off['max_s']:.2f}) "
+                    f"| {on['median_s']:.2f} s ({on['min_s']:.2f}-{on['max_s']:.2f}) "
+                    f"| {r['lowering_on_over_off']:.3f} |"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.hf", description=__doc__.split("\n\n")[0])
+    p.add_argument("--full", action="store_true", help="real widths (default: reduced widths, real depths)")
+    p.add_argument("--lowering", type=int, nargs="?", const=3, default=0, metavar="REPS",
+                   help="also time export + XNNPACK lowering with the hook off and on (default 3 reps)")
+    p.add_argument("--reps", type=int, default=51, help="repair / loop repetitions (default 51)")
+    p.add_argument("--models", nargs="*", default=list(ARCHITECTURES), help="subset of the models")
+    p.add_argument("--out", type=Path, help="output directory (default benchmarks/results[/full])")
+    args = p.parse_args(argv)
+    torch.set_num_threads(1)
+    out = args.out or Path(__file__).resolve().parent / "results" / ("full" if args.full else "")
+    out.mkdir(parents=True, exist_ok=True)
+    rows, start = [], time.perf_counter()
+    for name in args.models:
+        print(f"{name}: building and exporting ...", file=sys.stderr, flush=True)
+        try:
+            rows.append(measure(name, full=args.full, reps=args.reps, lowering_reps=args.lowering))
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            rows.append({"model": name, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"})
+        print(f"  {rows[-1]}", file=sys.stderr, flush=True)
+    import transformers
+
+    took = time.perf_counter() - start
+    header = (
+        f"Hugging Face architectures ({'real widths' if args.full else 'real depths, reduced widths'}), "
+        f"transformers {transformers.__version__}, torch {torch.__version__}, 1 thread; "
+        f"{took:.0f} s for the run"
+    )
+    (out / "hf.json").write_text(json.dumps({"header": header, "rows": rows}, indent=1) + "\n")
+    (out / "hf.md").write_text(to_markdown(rows, header))
+    print(to_markdown(rows, header))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
