@@ -16,7 +16,9 @@ shadow the global in the generated ``forward``.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+import contextlib
+import threading
+from typing import Iterable, Iterator, Sequence
 
 import torch.fx
 
@@ -28,13 +30,16 @@ __all__ = [
     "is_legal",
     "is_recorded",
     "legal_names",
+    "namespace_state",
     "record",
     "record_all",
     "rename",
     "reserve",
     "restore",
+    "restore_namespace",
     "snapshot",
     "split_suffix",
+    "undo_log",
 ]
 
 
@@ -140,8 +145,45 @@ def fresh_name(graph: torch.fx.Graph, candidate: str) -> str:
     return _namespace(graph).create_name(candidate, None)
 
 
+_undo = threading.local()  # .log: list of (node, name, target) while an undo_log() is open
+
+
+@contextlib.contextmanager
+def undo_log() -> Iterator[list]:
+    """Collect ``(node, old name, old target)`` for every ``rename`` in this thread.
+
+    With ``namespace_state``, what the hook needs to put a program back if a
+    repair fails, at the cost of the renames rather than of a copy of every
+    node's name.
+    """
+    outer = getattr(_undo, "log", None)
+    _undo.log = log = []
+    try:
+        yield log
+    finally:
+        _undo.log = outer
+
+
+def namespace_state(graph: torch.fx.Graph):
+    """Copies of ``graph``'s name-space containers, for ``restore_namespace``."""
+    ns = _namespace(graph)
+    return ns._used_names.copy(), ns._obj_to_name.copy(), ns._base_count.copy()
+
+
+def restore_namespace(graph: torch.fx.Graph, state, log: list) -> None:
+    """Undo the renames in ``log`` that touched ``graph`` and put its name space back."""
+    for node, name, target in reversed(log):
+        if node.graph is graph:
+            node.name, node.target = name, target
+    ns = _namespace(graph)
+    ns._used_names, ns._obj_to_name, ns._base_count = state
+
+
 def rename(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> None:
     """Give ``node`` the name ``name`` and record it (a placeholder's target follows)."""
+    log = getattr(_undo, "log", None)
+    if log is not None:
+        log.append((node, node.name, node.target))
     node.name = name
     if node.op == "placeholder":
         node.target = name

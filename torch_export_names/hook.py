@@ -59,32 +59,42 @@ def _effective_strict() -> bool:
 
 
 def _repair_or_leave(ep) -> None:
-    """``repair`` ``ep``; on any failure put it back exactly as torch built it."""
+    """``repair`` ``ep``; on any failure put it back exactly as torch built it.
+
+    What is saved up front is the name-space containers of each graph (set
+    and dict copies) and the names in the program's signatures; node renames
+    are logged as ``repair`` makes them, so keeping the way back costs a copy
+    of three containers, not a pass over the nodes.
+    """
     from . import _fx_namespace as ns
     from .passes import _graph_modules, _restore_program, _snapshot_program, repair
 
     strict = _effective_strict()
     graphs = _graph_modules(ep)
     try:
-        snaps = [(mod, g, ns.snapshot(g)) for _, mod, g in graphs]
+        states = [(mod, g, ns.namespace_state(g)) for _, mod, g in graphs]
         ep_snap = _snapshot_program(ep)
     except ns.PrivateStateMissing:
-        snaps, ep_snap = None, None  # repair() below warns once and changes nothing
-    try:
-        report = repair(ep, strict=strict)
-    except Exception as e:
-        if strict:
-            raise
-        for mod, g, snap in snaps or ():
-            ns.restore(g, snap)
+        states, ep_snap = None, None  # repair() below warns once and changes nothing
+    with ns.undo_log() as renames:
+        try:
+            report = repair(ep, strict=strict)
+            error = None
+        except Exception as e:
+            if strict:
+                raise
+            error = e
+    if error is not None:
+        for mod, g, state in states or ():
+            ns.restore_namespace(g, state, renames)
             if mod is not None:
                 mod.recompile()
         _restore_program(ep, ep_snap)
         logger.warning(
             "torch_export_names: repair failed (%s: %s); the ExportedProgram is left "
             "as torch returned it",
-            type(e).__name__,
-            e,
+            type(error).__name__,
+            error,
         )
         return
     logger.debug(
@@ -92,7 +102,7 @@ def _repair_or_leave(ep) -> None:
         "names, renamed %d nodes",
         len(graphs),
         report.recorded,
-        report.renamed,
+        report.renamed + report.legalized,
     )
 
 
