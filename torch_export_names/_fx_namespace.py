@@ -30,6 +30,7 @@ __all__ = [
     "is_legal",
     "is_recorded",
     "legal_names",
+    "names_at_risk",
     "namespace_state",
     "record",
     "record_all",
@@ -112,6 +113,24 @@ def legal_names(names: Sequence[str]) -> list[str]:
 def is_recorded(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
     """Whether ``graph``'s name space knows ``node.name`` as a used name."""
     return node.name in _namespace(graph)._used_names
+
+
+def names_at_risk(graph: torch.fx.Graph) -> tuple[list[str], list[str]]:
+    """``(unrecorded, illegal)``: the names of ``graph``'s own nodes (not nested graphs)
+    that its name space does not know, and those ``create_name`` would refuse.
+
+    One pass over the nodes; the audit asks this before every node creation.
+    """
+    used = _namespace(graph)._used_names
+    refused = illegal_names()
+    unrecorded, illegal = [], []
+    for node in graph.nodes:
+        name = node.name
+        if name not in used:
+            unrecorded.append(name)
+        if name in refused or not name.isidentifier():
+            illegal.append(name)
+    return unrecorded, illegal
 
 
 def reserve(graph: torch.fx.Graph, name: str) -> bool:

@@ -1,0 +1,343 @@
+"""Audit mode: which code adds nodes to graphs whose names are not all recorded or legal.
+
+    import torch_export_names.audit
+    with torch_export_names.audit.audited() as report:
+        run_my_pipeline()
+    print(report.format_table())
+
+While a block is open, ``torch.fx.Graph.create_node``, ``Graph.node_copy`` and
+``Graph.graph_copy`` (``placeholder``, ``call_function``, ... go through
+``create_node``) are wrapped. Each node creation on a graph that at that moment
+holds names its name space does not know (pytorch/pytorch#202927) or names
+``create_name`` would refuse (``inf``, ``device``: they shadow the globals of
+fx's generated code) is recorded with the code that asked for it (the first
+stack frame outside torch and outside this package), the names at risk and
+whether the new node's name is a duplicate of another node's in that graph.
+A created placeholder whose *target* another placeholder already has is
+recorded too (fx's generated ``forward`` would have a duplicate argument).
+
+The audit observes only: it never renames, records or repairs anything, so
+it gives the same answers with the hook on or off (with the hook on, exported
+graphs hold no unrecorded names, so what remains is what the hook does not
+cover). Nothing is patched until a block opens; when the last block closes
+the original function objects are back. Blocks may nest and be opened from
+several threads; every open block receives every creation in the process.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import functools
+import sys
+import threading
+from typing import Any, Iterator
+
+__all__ = ["AuditEvent", "AuditReport", "Site", "audited", "is_active"]
+
+PATCHED = ("create_node", "node_copy", "graph_copy")
+# Names kept per event; the count is always exact.
+_MAX_NAMES = 8
+
+_lock = threading.RLock()
+_local = threading.local()  # .depth: patched calls in progress in this thread
+# Guarded by _lock.
+_reports: list[AuditReport] = []
+_originals: dict[str, Any] = {}  # Graph.<name> as it was before the first block opened
+_wrappers: dict[str, Any] = {}
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Site:
+    """Where a node creation was asked for: the first frame outside torch and this package."""
+
+    module: str
+    function: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.function}:{self.line}"
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditEvent:
+    """One recorded node creation.
+
+    ``kind`` is ``"at-risk"`` (a node was created on a graph holding unrecorded or
+    illegal names) or ``"shared-target"`` (a created placeholder's target is
+    another placeholder's target too). ``unrecorded`` and ``illegal`` hold at most
+    a few names each; ``unrecorded_count`` and ``illegal_count`` are exact.
+    """
+
+    kind: str
+    site: Site
+    api: str  # the Graph method called: create_node, node_copy or graph_copy
+    graph: int  # 1, 2, ...: the graphs of one report, in the order first seen
+    created: tuple[str, ...]
+    unrecorded: tuple[str, ...] = ()
+    unrecorded_count: int = 0
+    illegal: tuple[str, ...] = ()
+    illegal_count: int = 0
+    duplicates: tuple[str, ...] = ()  # created names another node of the graph already has
+    shared_target: str | None = None
+
+    def as_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["site"] = dataclasses.asdict(self.site)
+        for key in ("created", "unrecorded", "illegal", "duplicates"):
+            d[key] = list(d[key])
+        return d
+
+
+@dataclasses.dataclass
+class AuditReport:
+    """What one ``audited()`` block saw."""
+
+    events: list[AuditEvent] = dataclasses.field(default_factory=list)
+    hook_at_start: bool = False
+    hook_at_end: bool | None = None  # set when the block closes
+    errors: list[str] = dataclasses.field(default_factory=list)  # the audit's own failures
+    _graphs: dict[int, int] = dataclasses.field(default_factory=dict, repr=False)
+    _shared_seen: set = dataclasses.field(default_factory=set, repr=False)
+
+    @property
+    def exposed(self) -> bool:
+        """Whether any node was created on a graph at risk, or a placeholder target is shared."""
+        return bool(self.events)
+
+    @property
+    def duplicates(self) -> list[str]:
+        """Every duplicate name a creation produced, in order."""
+        return [name for e in self.events for name in e.duplicates]
+
+    def sites(self) -> list[dict]:
+        """Events grouped by (kind, site, api), most creations first."""
+        groups: dict[tuple, dict] = {}
+        for e in self.events:
+            g = groups.setdefault(
+                (e.kind, e.site, e.api),
+                {"kind": e.kind, "site": str(e.site), "api": e.api, "creations": 0,
+                 "duplicates": [], "unrecorded": set(), "illegal": set(), "shared_targets": set()},
+            )
+            g["creations"] += 1
+            g["duplicates"].extend(e.duplicates)
+            g["unrecorded"].update(e.unrecorded)
+            g["illegal"].update(e.illegal)
+            if e.shared_target is not None:
+                g["shared_targets"].add(e.shared_target)
+        out = []
+        for g in groups.values():
+            for key in ("unrecorded", "illegal", "shared_targets"):
+                g[key] = sorted(g[key])
+            out.append(g)
+        return sorted(out, key=lambda g: (g["kind"], -g["creations"], g["site"], g["api"]))
+
+    def summary(self) -> str:
+        at_risk = sum(e.kind == "at-risk" for e in self.events)
+        shared = sum(e.kind == "shared-target" for e in self.events)
+        hook = "on" if self.hook_at_start else "off"
+        if self.hook_at_end is not None and self.hook_at_end != self.hook_at_start:
+            hook += f" at start, {'on' if self.hook_at_end else 'off'} at end"
+        return (
+            f"torch-export-names audit (hook {hook}): {at_risk} node creation(s) on graphs with "
+            f"unrecorded or illegal names, {len(self.duplicates)} duplicate name(s); "
+            f"{shared} placeholder(s) sharing a target"
+        )
+
+    def format_table(self) -> str:
+        """The summary line, then one row per (kind, site, api)."""
+        lines = [self.summary()]
+        lines += [f"  audit error: {e}" for e in self.errors]
+        rows = [
+            (
+                g["kind"], g["site"], g["api"], str(g["creations"]),
+                _short(g["duplicates"] or g["shared_targets"]),
+                _short(g["unrecorded"] + [f"{n} (illegal)" for n in g["illegal"]]),
+            )
+            for g in self.sites()
+        ]
+        if not rows:
+            return "\n".join(lines)
+        header = ("kind", "site (module:function:line)", "api", "count", "duplicates", "names at risk")
+        widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+        for r in (header, *rows):
+            lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        import torch
+
+        return {
+            "torch": torch.__version__,
+            "hook_at_start": self.hook_at_start,
+            "hook_at_end": self.hook_at_end,
+            "exposed": self.exposed,
+            "summary": self.summary(),
+            "sites": self.sites(),
+            "events": [e.as_dict() for e in self.events],
+            "errors": list(self.errors),
+        }
+
+    def _graph_index(self, graph) -> int:
+        return self._graphs.setdefault(id(graph), len(self._graphs) + 1)
+
+
+def _short(names, limit: int = 4) -> str:
+    names = list(names)
+    text = ", ".join(names[:limit])
+    return text + (f" (+{len(names) - limit})" if len(names) > limit else "")
+
+
+def is_active() -> bool:
+    """Whether an ``audited()`` block is open in this process."""
+    with _lock:
+        return bool(_reports)
+
+
+def _site() -> Site:
+    frame = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "?")
+        if not (module == "torch" or module.startswith(("torch.", __package__))):
+            code = frame.f_code
+            return Site(module, getattr(code, "co_qualname", code.co_name), frame.f_lineno)
+        frame = frame.f_back
+    return Site("?", "?", 0)
+
+
+def _observe(api: str, graph, call):
+    """Run ``call()`` (the original method) and record it if ``graph`` was at risk."""
+    from . import _fx_namespace as ns
+
+    try:
+        unrecorded, illegal = ns.names_at_risk(graph)
+        before = set(graph.nodes) if api == "graph_copy" else None
+    except Exception as e:  # noqa: BLE001 - the audit never breaks the program it watches
+        _error(f"{type(e).__name__}: {e}")
+        return call()
+    result = call()
+    try:
+        _record(api, graph, result, unrecorded, illegal, before)
+    except Exception as e:  # noqa: BLE001
+        _error(f"{type(e).__name__}: {e}")
+    return result
+
+
+def _record(api, graph, result, unrecorded, illegal, before) -> None:
+    import torch.fx
+
+    if before is not None:
+        created = [n for n in graph.nodes if n not in before]
+    else:
+        created = [result] if isinstance(result, torch.fx.Node) else []
+    placeholders = [n for n in created if n.op == "placeholder"]
+    if not (unrecorded or illegal or placeholders):
+        return
+    site = _site()
+    events = []
+    if unrecorded or illegal:
+        counts = collections.Counter(n.name for n in graph.nodes)
+        events.append(dict(
+            kind="at-risk", api=api, site=site, created=tuple(n.name for n in created),
+            unrecorded=tuple(unrecorded[:_MAX_NAMES]), unrecorded_count=len(unrecorded),
+            illegal=tuple(illegal[:_MAX_NAMES]), illegal_count=len(illegal),
+            duplicates=tuple(n.name for n in created if counts[n.name] > 1),
+        ))
+    if placeholders:
+        targets = collections.defaultdict(list)
+        for n in graph.find_nodes(op="placeholder"):
+            targets[n.target].append(n.name)
+        for p in placeholders:
+            if len(targets[p.target]) > 1:
+                events.append(dict(
+                    kind="shared-target", api=api, site=site, created=(p.name,),
+                    duplicates=tuple(x for x in targets[p.target] if x != p.name),
+                    shared_target=str(p.target),
+                ))
+    with _lock:
+        for report in _reports:
+            index = report._graph_index(graph)
+            for ev in events:
+                report.events.append(AuditEvent(graph=index, **ev))
+
+
+def _error(message: str) -> None:
+    with _lock:
+        for report in _reports:
+            if message not in report.errors:
+                report.errors.append(message)
+
+
+def _make_wrapper(name: str, original):
+    @functools.wraps(original)
+    def wrapper(self, *args, **kwargs):
+        depth = getattr(_local, "depth", 0)
+        # Inner calls (graph_copy -> node_copy -> create_node) belong to the outer one.
+        if depth or not _reports or _wrappers.get(name) is not wrapper:
+            return original(self, *args, **kwargs)
+        _local.depth = depth + 1
+        try:
+            return _observe(name, self, lambda: original(self, *args, **kwargs))
+        finally:
+            _local.depth = depth
+
+    wrapper._torch_export_names_original = original
+    return wrapper
+
+
+def _patch() -> None:
+    """Wrap the Graph methods unless they are wrapped. Caller holds ``_lock``."""
+    import torch.fx
+
+    if _wrappers:
+        return
+    for name in PATCHED:
+        original = torch.fx.Graph.__dict__[name]
+        wrapper = _make_wrapper(name, original)
+        _originals[name], _wrappers[name] = original, wrapper
+        setattr(torch.fx.Graph, name, wrapper)
+
+
+def _unpatch() -> None:
+    """Put the original function objects back. Caller holds ``_lock``."""
+    import torch.fx
+
+    for name in PATCHED:
+        if torch.fx.Graph.__dict__.get(name) is _wrappers[name]:
+            setattr(torch.fx.Graph, name, _originals[name])
+        else:
+            from ._warnings import warn_once
+
+            # Someone wrapped it on top of us: restoring would drop their wrapper.
+            # Ours stays under theirs, inert (it checks _wrappers).
+            warn_once(
+                f"audit-overwrapped-{name}",
+                f"torch_export_names.audit: torch.fx.Graph.{name} was wrapped again while "
+                "the audit was active; the audit is off but its wrapper stays under theirs.",
+            )
+    _originals.clear()
+    _wrappers.clear()
+
+
+@contextlib.contextmanager
+def audited() -> Iterator[AuditReport]:
+    """Record risky node creations in this process while the block is open.
+
+    Yields an ``AuditReport`` that fills up as the block runs; ``hook_at_end``
+    is set when it closes.
+    """
+    from . import hook
+
+    report = AuditReport(hook_at_start=hook.is_installed())
+    with _lock:
+        _patch()
+        _reports.append(report)
+    try:
+        yield report
+    finally:
+        with _lock:
+            _reports.remove(report)
+            if not _reports:
+                _unpatch()
+        report.hook_at_end = hook.is_installed()
