@@ -117,10 +117,11 @@ class AuditReport:
         for e in self.events:
             g = groups.setdefault(
                 (e.kind, e.site, e.api),
-                {"kind": e.kind, "site": str(e.site), "api": e.api, "creations": 0,
+                {"kind": e.kind, "site": str(e.site), "api": e.api, "creations": 0, "created": [],
                  "duplicates": [], "unrecorded": set(), "illegal": set(), "shared_targets": set()},
             )
             g["creations"] += 1
+            g["created"].extend(e.created)
             g["duplicates"].extend(e.duplicates)
             g["unrecorded"].update(e.unrecorded)
             g["illegal"].update(e.illegal)
@@ -151,7 +152,7 @@ class AuditReport:
         lines += [f"  audit error: {e}" for e in self.errors]
         rows = [
             (
-                g["kind"], g["site"], g["api"], str(g["creations"]),
+                g["kind"], g["site"], g["api"], str(g["creations"]), _short(g["created"]),
                 _short(g["duplicates"] or g["shared_targets"]),
                 _short(g["unrecorded"] + [f"{n} (illegal)" for n in g["illegal"]]),
             )
@@ -159,7 +160,8 @@ class AuditReport:
         ]
         if not rows:
             return "\n".join(lines)
-        header = ("kind", "site (module:function:line)", "api", "count", "duplicates", "names at risk")
+        header = ("kind", "site (module:function:line)", "api", "count", "created", "duplicates",
+                  "names at risk")
         widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
         for r in (header, *rows):
             lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
