@@ -3,6 +3,7 @@
     torch-export-names doctor [--json]
     torch-export-names run script.py [args...]     (also a folder or zip with __main__.py)
     torch-export-names run -m module [args...]
+    torch-export-names run --audit [--json FILE] [--no-hook] script.py|-m module [args...]
 """
 
 from __future__ import annotations
@@ -39,10 +40,17 @@ def _parser() -> argparse.ArgumentParser:
 
 _RUN_HELP = f"""usage: {_PROG} run script.py|folder|file.zip [args...]
        {_PROG} run -m module [args...]
+       {_PROG} run --audit [--json FILE] [--no-hook] script.py|-m module [args...]
 
 Run the program as `python` would (same sys.argv, sys.path[0], __file__, exit
 status), with the export hook installed first. TORCH_EXPORT_NAMES=1 is set for
 it, so the Python subprocesses it starts are repaired too.
+
+--audit      record every node creation on a graph holding unrecorded or illegal
+             names, and placeholders sharing a target; print a table on stderr
+             at exit (this process only, not its subprocesses)
+--json FILE  with --audit: also write the report as JSON to FILE
+--no-hook    with --audit: do not install the hook (see where the program is exposed)
 """
 
 
@@ -80,7 +88,49 @@ def _start_hook() -> None:
     install(_source="torch-export-names run")
 
 
+def _audit_options(argv: list[str]):
+    """Leading ``--audit``, ``--json FILE``, ``--no-hook`` -> (audit, json path, hook, rest) or an error."""
+    audit, json_path, hook, argv = False, None, True, list(argv)
+    while argv[:1] in (["--audit"], ["--json"], ["--no-hook"]):
+        option = argv.pop(0)
+        if option == "--audit":
+            audit = True
+        elif option == "--no-hook":
+            hook = False
+        elif not argv:
+            return "--json needs a FILE"
+        else:
+            json_path = argv.pop(0)
+    if (json_path is not None or not hook) and not audit:
+        return "--json and --no-hook go with --audit"
+    return audit, json_path, hook, argv
+
+
 def run(argv: list[str]) -> int:
+    """``run``, with ``--audit [--json FILE] [--no-hook]`` before the program if asked."""
+    options = _audit_options(argv)
+    if isinstance(options, str):
+        return _fail(options, 2)
+    audit, json_path, hook, argv = options
+    if not audit:
+        return _run(argv)
+    import json
+
+    from .audit import audited
+
+    report = None
+    try:
+        with audited() as report:
+            return _run(argv, hook=hook)
+    finally:  # also when the program exits or raises
+        if report is not None:
+            print(report.format_table(), file=sys.stderr)
+            if json_path is not None:
+                with open(json_path, "w") as f:
+                    json.dump(report.to_json(), f, indent=1)
+
+
+def _run(argv: list[str], *, hook: bool = True) -> int:
     """Run a program as ``python`` would, with the hook installed first.
 
     ``sys.path[0]`` is what ``python`` puts there (the script's folder, the
@@ -102,7 +152,8 @@ def run(argv: list[str]) -> int:
         error = _module_error(name)
         if error:
             return _fail(error, 1)
-        _start_hook()
+        if hook:
+            _start_hook()
         sys.argv = [name, *rest]
         runpy.run_module(name, run_name="__main__", alter_sys=True)
         return 0
@@ -116,7 +167,8 @@ def run(argv: list[str]) -> int:
             names = set(z.namelist()) if is_zip else set(os.listdir(path))
         if not names & {"__main__.py", "__main__.pyc"}:
             return _fail(f"can't find '__main__' module in {path!r}", 1)
-    _start_hook()
+    if hook:
+        _start_hook()
     sys.argv = [target, *rest]
     if not (is_dir or is_zip):
         sys.path[0] = os.path.dirname(path)
