@@ -90,7 +90,7 @@ class AuditEvent:
         return d
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)  # one report per block: compared by identity
 class AuditReport:
     """What one ``audited()`` block saw."""
 
@@ -135,15 +135,15 @@ class AuditReport:
         return sorted(out, key=lambda g: (g["kind"], -g["creations"], g["site"], g["api"]))
 
     def summary(self) -> str:
+        """One line; "at risk": the graph held unrecorded or illegal names when the node was created."""
         at_risk = sum(e.kind == "at-risk" for e in self.events)
         shared = sum(e.kind == "shared-target" for e in self.events)
         hook = "on" if self.hook_at_start else "off"
         if self.hook_at_end is not None and self.hook_at_end != self.hook_at_start:
             hook += f" at start, {'on' if self.hook_at_end else 'off'} at end"
         return (
-            f"torch-export-names audit (hook {hook}): {at_risk} node creation(s) on graphs with "
-            f"unrecorded or illegal names, {len(self.duplicates)} duplicate name(s); "
-            f"{shared} placeholder(s) sharing a target"
+            f"torch-export-names audit (hook {hook}): {at_risk} at-risk creation(s), "
+            f"{len(self.duplicates)} duplicate(s), {shared} shared placeholder target(s)"
         )
 
     def format_table(self) -> str:
@@ -339,7 +339,7 @@ def audited() -> Iterator[AuditReport]:
         yield report
     finally:
         with _lock:
-            _reports.remove(report)
+            _reports[:] = [r for r in _reports if r is not report]
             if not _reports:
                 _unpatch()
         report.hook_at_end = hook.is_installed()
