@@ -149,7 +149,7 @@ def test_reports_a_placeholder_sharing_another_ones_target():
         graph.create_node("placeholder", "x", name="x_copy")
     (event,) = report.events
     assert event.kind == "shared-target" and event.shared_target == "x"
-    assert event.created == ("x_copy",) and event.duplicates == ("x",)
+    assert event.created == ("x_copy",) and event.sharing == ("x",) and event.duplicates == ()
 
 
 def test_graph_copy_is_one_event_listing_every_copied_node(without_hook):
@@ -177,15 +177,15 @@ def test_a_failing_check_never_breaks_the_program(monkeypatch, without_hook):
 
 
 def _synthetic_report():
-    site = Site("some_pass", "SomePass.call", 42)
+    site = Site("my_pass", "run", 42)
     report = AuditReport(hook_at_start=False, hook_at_end=False)
     for created, dup in (("mul_1", ("mul_1",)), ("add", ())):
-        report.events.append(
-            AuditEvent("at-risk", site, "create_node", 1, (created,), ("mul_1",), 1, ("inf",), 1, dup)
-        )
+        event = AuditEvent("at-risk", site, "create_node", 1, (created,), ("mul_1",), 1, duplicates=dup)
+        report.events.append(event)
+    report.events.append(AuditEvent("at-risk", site, "node_copy", 1, ("neg",), ("inf",), 1, ("inf",), 1))
     report.events.append(
-        AuditEvent("shared-target", Site("app", "main", 7), "create_node", 2, ("c_1",), duplicates=("c",),
-                   shared_target="c")
+        AuditEvent("shared-target", Site("app", "main", 7), "create_node", 2, ("c_1",), shared_target="c",
+                   sharing=("c",))
     )
     return report
 
@@ -194,10 +194,11 @@ def test_table_format():
     expecttest.TestCase().assertExpectedInline(
         _synthetic_report().format_table(),
         """\
-torch-export-names audit (hook off): 2 at-risk creation(s), 2 duplicate(s), 1 shared placeholder target(s)
+torch-export-names audit (hook off): 3 at-risk creation(s), 1 duplicate(s), 1 shared placeholder target(s)
 kind           site (module:function:line)  api          count  created     duplicates  names at risk
-at-risk        some_pass:SomePass.call:42   create_node  2      mul_1, add  mul_1       mul_1, inf (illegal)
-shared-target  app:main:7                   create_node  1      c_1         c""",
+at-risk        my_pass:run:42               create_node  2      mul_1, add  mul_1       mul_1
+at-risk        my_pass:run:42               node_copy    1      neg                     inf, inf (illegal)
+shared-target  app:main:7                   create_node  1      c_1         target c""",
     )
 
 
@@ -210,11 +211,14 @@ def test_table_when_nothing_was_at_risk():
 
 def test_json_is_serializable_and_groups_sites():
     data = json.loads(json.dumps(_synthetic_report().to_json()))
-    assert data["exposed"] is True and len(data["events"]) == 3
-    assert [(s["kind"], s["creations"], s["duplicates"]) for s in data["sites"]] == [
-        ("at-risk", 2, ["mul_1"]),
-        ("shared-target", 1, ["c"]),
+    assert data["exposed"] is True and len(data["events"]) == 4
+    assert [(s["kind"], s["api"], s["creations"], s["duplicates"], s["shared_targets"], s["illegal"])
+            for s in data["sites"]] == [
+        ("at-risk", "create_node", 2, ["mul_1"], [], []),
+        ("at-risk", "node_copy", 1, [], [], ["inf"]),
+        ("shared-target", "create_node", 1, [], ["c"], []),
     ]
+    assert data["events"][3]["sharing"] == ["c"]
 
 
 # --- the CLI -----------------------------------------------------------------------

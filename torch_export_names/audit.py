@@ -80,12 +80,13 @@ class AuditEvent:
     illegal: tuple[str, ...] = ()
     illegal_count: int = 0
     duplicates: tuple[str, ...] = ()  # created names another node of the graph already has
-    shared_target: str | None = None
+    shared_target: str | None = None  # shared-target: the target ...
+    sharing: tuple[str, ...] = ()  # ... and the other placeholders that have it
 
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["site"] = dataclasses.asdict(self.site)
-        for key in ("created", "unrecorded", "illegal", "duplicates"):
+        for key in ("created", "unrecorded", "illegal", "duplicates", "sharing"):
             d[key] = list(d[key])
         return d
 
@@ -153,7 +154,7 @@ class AuditReport:
         rows = [
             (
                 g["kind"], g["site"], g["api"], str(g["creations"]), _short(g["created"]),
-                _short(g["duplicates"] or g["shared_targets"]),
+                _short(g["duplicates"] or [f"target {t}" for t in g["shared_targets"]]),
                 _short(g["unrecorded"] + [f"{n} (illegal)" for n in g["illegal"]]),
             )
             for g in self.sites()
@@ -254,8 +255,8 @@ def _record(api, graph, result, unrecorded, illegal, before) -> None:
             if len(targets[p.target]) > 1:
                 events.append(dict(
                     kind="shared-target", api=api, site=site, created=(p.name,),
-                    duplicates=tuple(x for x in targets[p.target] if x != p.name),
                     shared_target=str(p.target),
+                    sharing=tuple(x for x in targets[p.target] if x != p.name),
                 ))
     with _lock:
         for report in _reports:
