@@ -244,7 +244,7 @@ def _run_once(flow, make, hook: bool):
     return outcome, report
 
 
-def _overhead(flow, make, repeats: int = 3) -> tuple[float, float]:
+def _overhead(flow, make, repeats: int = 7) -> tuple[float, float]:
     """Median seconds of ``flow`` without and with the audit (hook off)."""
     plain, audited_times = [], []
     for _ in range(repeats):
@@ -327,8 +327,9 @@ def main(argv=None) -> int:
     out.append("")
     out.append(
         "The Arm flow needs `tosa_serializer` from `tosa-tools==2026.5.0` (ExecuTorch's `ethos-u` and `vgf` "
-        "extras; it requires numpy<2.2). NXP's `NeutronAtenPassManager` imports the eIQ Neutron SDK, which is "
-        "not on PyPI, so one of its SDK-free passes runs through the `PassManager` the manager subclasses.\n"
+        "extras; it requires numpy<2.2). NXP's `NeutronAtenPassManager` imports the eIQ Neutron SDK, "
+        "which is not on PyPI, so one of its SDK-free passes runs through the `PassManager` the manager "
+        "subclasses.\n"
     )
     if unavailable:
         out.append("Not run here:\n")
@@ -351,7 +352,8 @@ def main(argv=None) -> int:
         plain, with_audit = overhead
         out.append("## Audit overhead\n")
         out.append(
-            f"Qualcomm export pipeline (export included) on the `x, y` model, hook off, median of 3: "
+            "Qualcomm export pipeline (export included) on the `x, y` model, hook off, median of 7 "
+            f"interleaved runs: "
             f"{plain * 1e3:.0f} ms without the audit, {with_audit * 1e3:.0f} ms with it "
             f"({(with_audit / plain - 1) * 100:+.0f}%; a shared 2-core machine, so a few percent is noise). "
             "Without an open block the audit costs nothing: no function is patched.\n"
