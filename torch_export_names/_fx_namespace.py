@@ -119,18 +119,16 @@ def names_at_risk(graph: torch.fx.Graph) -> tuple[list[str], list[str]]:
     """``(unrecorded, illegal)``: the names of ``graph``'s own nodes (not nested graphs)
     that its name space does not know, and those ``create_name`` would refuse.
 
-    One pass over the nodes; the audit asks this before every node creation.
+    One pass over the nodes, then set operations; the audit asks this before
+    every node creation, and nearly always gets ``([], [])``.
     """
     used = _namespace(graph)._used_names
     refused = illegal_names()
-    unrecorded, illegal = [], []
-    for node in graph.nodes:
-        name = node.name
-        if name not in used:
-            unrecorded.append(name)
-        if name in refused or not name.isidentifier():
-            illegal.append(name)
-    return unrecorded, illegal
+    names = [node.name for node in graph.nodes]
+    unrecorded = [] if used.issuperset(names) else [n for n in names if n not in used]
+    if refused.keys().isdisjoint(names) and all(map(str.isidentifier, names)):
+        return unrecorded, []
+    return unrecorded, [n for n in names if n in refused or not n.isidentifier()]
 
 
 def reserve(graph: torch.fx.Graph, name: str) -> bool:

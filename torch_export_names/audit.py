@@ -240,7 +240,8 @@ def _record(api, graph, result, unrecorded, illegal, before) -> None:
     site = _site()
     events = []
     if unrecorded or illegal:
-        counts = collections.Counter(n.name for n in graph.nodes)
+        created_names = {n.name for n in created}
+        counts = collections.Counter(n.name for n in graph.nodes if n.name in created_names)
         events.append(dict(
             kind="at-risk", api=api, site=site, created=tuple(n.name for n in created),
             unrecorded=tuple(unrecorded[:_MAX_NAMES]), unrecorded_count=len(unrecorded),
