@@ -35,8 +35,14 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
+# Submodules reachable as attributes without an import of their own
+# (``torch_export_names.audit.audited()``); loaded on first use.
+_SUBMODULES = ("audit",)
+
 
 def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
