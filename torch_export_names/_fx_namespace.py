@@ -32,6 +32,7 @@ __all__ = [
     "legal_names",
     "names_at_risk",
     "namespace_state",
+    "placeholders",
     "record",
     "record_all",
     "rename",
@@ -243,11 +244,12 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
                 base_count[base] = num
     if illegal is not None and not refused.keys().isdisjoint(used):
         # Some name create_name refuses is recorded: look at the placeholders.
-        illegal.extend(n for n in _placeholders(graph) if n.name in refused and n not in illegal)
+        illegal.extend(n for n in placeholders(graph) if n.name in refused and n not in illegal)
     return new
 
 
-def _placeholders(graph: torch.fx.Graph):
+def placeholders(graph: torch.fx.Graph) -> list[torch.fx.Node]:
+    """``graph``'s placeholders, in order, from torch.fx's node index where it has one."""
     find = getattr(graph, "find_nodes", None)
     if find is not None:
         return find(op="placeholder")

@@ -314,6 +314,8 @@ def _hop_nodes(graph: torch.fx.Graph) -> list[torch.fx.Node]:
 def _hop_subgraphs(
     module: torch.fx.GraphModule,
 ) -> Iterator[tuple[torch.fx.Node, torch.fx.GraphModule, Sequence[object]]]:
+    if not module._modules:  # a HOP's subgraphs are submodules of the module that calls it
+        return
     for node in _hop_nodes(module.graph):
         for attr, operands in HOP_SUBGRAPH_OPERANDS[node.target._name](node):
             if not (isinstance(attr, torch.fx.Node) and attr.op == "get_attr"):
@@ -323,10 +325,8 @@ def _hop_subgraphs(
                 yield node, sub, operands
 
 
-def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object]) -> int:
+def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object], placeholders) -> int:
     graph = sub.graph
-    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    _ns.record_all(graph)
     wanted: dict[torch.fx.Node, str] = {
         ph: op.name if _ns.is_legal(op.name) else _ns.fresh_name(graph, op.name)
         for ph, op in zip(placeholders, operands)
@@ -367,6 +367,8 @@ def propagate_subgraph_names(obj, *, strict: bool = False) -> int:
     graphs = _checked_graphs(obj, strict, "propagate_subgraph_names")
     if graphs is None:
         return 0
+    for _, _, graph in graphs:  # so that renames below draw fresh names (repair did this already)
+        _ns.record_all(graph)
     return _propagate(graphs)
 
 
@@ -380,7 +382,8 @@ def _propagate(graphs) -> int:
             if id(sub) in seen:
                 continue
             seen.add(id(sub))
-            n_ph = sum(1 for n in sub.graph.nodes if n.op == "placeholder")
+            placeholders = _ns.placeholders(sub.graph)
+            n_ph = len(placeholders)
             if n_ph != len(operands):
                 warn_once(
                     f"hop-arity-{hop.target._name}",
@@ -390,7 +393,7 @@ def _propagate(graphs) -> int:
                     "(this torch's HOP schema is not the one this package knows).",
                 )
                 continue
-            renamed += _propagate_into(sub, operands)
+            renamed += _propagate_into(sub, operands, placeholders)
     return renamed
 
 
