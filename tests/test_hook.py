@@ -346,3 +346,18 @@ def test_every_reproduction_passes_with_only_install_in_front(case):
     with installed():
         outcome = run_case(case, repaired=False)
     assert outcome.ok, outcome
+
+
+def test_hook_leaves_a_program_it_cannot_read_as_torch_built_it(monkeypatch):
+    """A torch whose ExportedProgram lacks what the hook reads: export still works, one warning."""
+    import torch_export_names.passes as passes
+    from torch_export_names import TorchExportNamesWarning
+
+    def unreadable(ep):
+        raise AttributeError("'ModuleCallSignature' object has no attribute 'forward_arg_names'")
+
+    monkeypatch.setattr(passes, "_snapshot_program", unreadable)
+    expected = _as_torch_returned_it(torch.export.export(CollidingInputs(), ARGS))
+    with installed(), pytest.warns(TorchExportNamesWarning, match="cannot read this torch's ExportedProgram"):
+        ep = torch.export.export(CollidingInputs(), ARGS)
+    assert _as_torch_returned_it(ep) == expected

@@ -70,12 +70,23 @@ def _repair_or_leave(ep) -> None:
     from .passes import _graph_modules, _restore_program, _snapshot_program, repair
 
     strict = _effective_strict()
-    graphs = _graph_modules(ep)
     try:
+        graphs = _graph_modules(ep)
         states = [(mod, g, ns.namespace_state(g)) for _, mod, g in graphs]
         ep_snap = _snapshot_program(ep)
     except ns.PrivateStateMissing:
-        states, ep_snap = None, None  # repair() below warns once and changes nothing
+        graphs, states, ep_snap = [], None, None  # repair() below warns once and changes nothing
+    except Exception as e:  # this torch's ExportedProgram is not what the hook knows: touch nothing
+        if strict:
+            raise
+        from ._warnings import warn_once
+
+        warn_once(
+            "hook-snapshot",
+            f"torch_export_names: the export hook cannot read this torch's ExportedProgram "
+            f"({type(e).__name__}: {e}); programs are left as torch returns them.",
+        )
+        return
     with ns.undo_log() as renames:
         try:
             report = repair(ep, strict=strict)

@@ -169,7 +169,8 @@ def _legalize_forward_arg_names(ep) -> None:
     refused = _ns.illegal_names().keys()
     for entry in ep.module_call_graph:
         sig = entry.signature
-        if sig is None or not sig.forward_arg_names or refused.isdisjoint(sig.forward_arg_names):
+        names = getattr(sig, "forward_arg_names", None)  # not on every torch release
+        if not names or refused.isdisjoint(names):
             continue
         legal = _ns.legal_names(sig.forward_arg_names)
         renames = {old: new for old, new in zip(sig.forward_arg_names, legal) if old != new}
@@ -451,7 +452,7 @@ def _snapshot_program(ep):
     return (
         [(a, a.name) for a in named],
         [(s, s.target) for s in sig.output_specs],
-        [(c, c.forward_arg_names, c.in_spec) for c in calls],
+        [(c, getattr(c, "forward_arg_names", None), c.in_spec) for c in calls],
         ep.example_inputs,
     )
 
@@ -466,7 +467,9 @@ def _restore_program(ep, snap) -> None:
     for spec, target in outputs:
         spec.target = target
     for call, names, in_spec in calls:
-        call.forward_arg_names, call.in_spec = names, in_spec
+        if names is not None:
+            call.forward_arg_names = names
+        call.in_spec = in_spec
     if ep.example_inputs is not example_inputs:
         ep.example_inputs = example_inputs
 
@@ -487,7 +490,7 @@ def find_illegal_names(obj, *, strict: bool = False) -> list[str]:
     ]
     if isinstance(obj, torch.export.ExportedProgram):
         for entry in obj.module_call_graph:
-            names = (entry.signature.forward_arg_names or []) if entry.signature else []
+            names = getattr(entry.signature, "forward_arg_names", None) or []
             found += [f"<forward{'.' + entry.fqn if entry.fqn else ''}>.{n}" for n in names
                       if not _ns.is_legal(n)]
     return found
