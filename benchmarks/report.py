@@ -64,7 +64,8 @@ def markdown(results: dict, plots: dict[str, str]) -> str:
         )
     lines += [
         "",
-        "repair = reserve_node_names + propagate_subgraph_names; alone they took "
+        "repair records and legalizes every name in one pass, then names HOP subgraph placeholders; "
+        "the public reserve_node_names and propagate_subgraph_names alone took "
         + ", ".join(
             f"{r['layers']}L {_t(r['reserve_node_names'])} + {_t(r['propagate_subgraph_names'])}"
             for r in results.get("llama", [])
