@@ -54,8 +54,9 @@ def main() -> None:
     print(f"torch {torch.__version__}")
     for f in FEATURES:
         print(f"{'yes' if has(f) else 'NO '}  {f}")
-    from torch.export.exported_program import ModuleCallSignature
     import dataclasses
+
+    from torch.export.exported_program import ModuleCallSignature
 
     fields = [f.name for f in dataclasses.fields(ModuleCallSignature)]
     print(f"     ModuleCallSignature fields: {fields}")
