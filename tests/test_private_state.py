@@ -66,3 +66,22 @@ def test_missing_namespace_is_reported_by_name():
     del graph._graph_namespace
     with pytest.raises(PrivateStateMissing, match="torch.fx.Graph has no _graph_namespace"):
         reserve_node_names(graph, strict=True)
+
+
+def test_illegal_names_are_built_from_their_sources_on_a_torch_without_the_table(monkeypatch):
+    """torch before 2.7 has no torch.fx.graph._illegal_names; create_name checks the same sources."""
+    import builtins
+    import keyword
+
+    import torch.fx.graph
+
+    from torch_export_names import _fx_namespace
+
+    real = getattr(torch.fx.graph, "_illegal_names", None)
+    monkeypatch.delattr(torch.fx.graph, "_illegal_names", raising=False)
+    monkeypatch.setattr(_fx_namespace, "_illegal_cache", None)
+    built = _fx_namespace.illegal_names()
+    assert {"inf", "nan", "device", "torch", "class", "print"} <= built.keys()
+    assert set(built) == set(keyword.kwlist) | set(builtins.__dict__) | set(torch.fx.graph._custom_builtins)
+    if real is not None:
+        assert set(built) == set(real)

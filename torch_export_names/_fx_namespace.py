@@ -77,12 +77,32 @@ def _namespace(graph: torch.fx.Graph):
     return ns
 
 
-def illegal_names():
-    """The names ``create_name`` refuses for a node (a container supporting ``in``)."""
+_illegal_cache: dict | None = None
+
+
+def illegal_names() -> dict:
+    """The names ``create_name`` refuses for a node, as a dict (``in`` and ``.keys()``).
+
+    ``torch.fx.graph._illegal_names`` where this torch has it; torch releases
+    before 2.7 check the same three sources inline in ``create_name``
+    (keywords, builtins, ``_custom_builtins``), so the set is built from them.
+    """
+    global _illegal_cache
     names = getattr(torch.fx.graph, "_illegal_names", None)
-    if not isinstance(names, dict):
-        raise PrivateStateMissing(f"torch {torch.__version__}: torch.fx.graph._illegal_names is missing")
-    return names
+    if isinstance(names, dict):
+        return names
+    if _illegal_cache is None:
+        custom = getattr(torch.fx.graph, "_custom_builtins", None)
+        if not isinstance(custom, dict):
+            raise PrivateStateMissing(
+                f"torch {torch.__version__}: neither torch.fx.graph._illegal_names nor "
+                "torch.fx.graph._custom_builtins is there"
+            )
+        import builtins
+        import keyword
+
+        _illegal_cache = {**dict.fromkeys(keyword.kwlist), **builtins.__dict__, **custom}
+    return _illegal_cache
 
 
 def is_legal(name: str) -> bool:

@@ -139,14 +139,18 @@ def _rename_in_program(ep, renames: dict[str, str]) -> None:
                 arg.name = renames[arg.name]
 
 
+def _spec_children(spec) -> list:
+    """A pytree TreeSpec's children: ``child(i)`` on newer torch, ``children_specs`` on older."""
+    if hasattr(spec, "child"):
+        return [spec.child(i) for i in range(spec.num_children)]
+    return list(spec.children_specs)
+
+
 def _is_args_kwargs_spec(spec) -> bool:
-    return (
-        spec is not None
-        and spec.type is tuple
-        and spec.num_children == 2
-        and spec.child(0).type is tuple
-        and spec.child(1).type is dict
-    )
+    if spec is None or spec.type is not tuple:
+        return False
+    children = _spec_children(spec)
+    return len(children) == 2 and children[0].type is tuple and children[1].type is dict
 
 
 def _rename_kwargs_in_spec(spec, renames: dict[str, str]):
@@ -175,7 +179,9 @@ def _legalize_forward_arg_names(ep) -> None:
         legal = _ns.legal_names(sig.forward_arg_names)
         renames = {old: new for old, new in zip(sig.forward_arg_names, legal) if old != new}
         sig.forward_arg_names = legal
-        if _is_args_kwargs_spec(sig.in_spec) and any(k in renames for k in sig.in_spec.child(1).context):
+        if _is_args_kwargs_spec(sig.in_spec) and any(
+            k in renames for k in _spec_children(sig.in_spec)[1].context
+        ):
             sig.in_spec = _rename_kwargs_in_spec(sig.in_spec, renames)
             if not entry.fqn and ep.example_inputs is not None:
                 args, kwargs = ep.example_inputs
