@@ -127,7 +127,7 @@ def _add_mul_node(ep):
     """A pass that builds a node from an op's short name, as node-copying passes do."""
     g = ep.graph
     ph = next(n for n in g.nodes if n.op == "placeholder")
-    out = g.output_node()
+    out = next(n for n in reversed(g.nodes) if n.op == "output")  # Graph.output_node() is 2.6+
     with g.inserting_before(out):
         extra = g.create_node("call_function", torch.ops.aten.mul.Tensor, (ph, ph), name="mul")
     g.lint()
