@@ -17,15 +17,21 @@ import torch
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from torch_export_names import find_illegal_names, find_unrecorded_names, installed
+from torch_export_names import (
+    _fx_namespace,  # noqa: E402
+    find_illegal_names,
+    find_unrecorded_names,
+    installed,
+)
 from torch_export_names.passes import _graph_modules
 
 from conftest import lint_all
 
-_illegal_names = getattr(torch.fx.graph, "_illegal_names", None)
-_custom_builtins = getattr(torch.fx.graph, "_custom_builtins", None)
-if _illegal_names is None or _custom_builtins is None:
-    pytest.skip(f"torch {torch.__version__} has no torch.fx.graph._illegal_names", allow_module_level=True)
+try:
+    _illegal_names = _fx_namespace.illegal_names()  # torch's table, or built from its sources
+except _fx_namespace.PrivateStateMissing as e:
+    pytest.skip(f"torch {torch.__version__}: {e}", allow_module_level=True)
+_custom_builtins = torch.fx.graph._custom_builtins
 
 # Usable as a Python parameter name: no keywords, no dunders, not `self`.
 BUILTINS = sorted(

@@ -324,7 +324,19 @@ def _hop_subgraphs(
     if not module._modules:  # a HOP's subgraphs are submodules of the module that calls it
         return
     for node in _hop_nodes(module.graph):
-        for attr, operands in HOP_SUBGRAPH_OPERANDS[node.target._name](node):
+        try:
+            subgraphs = HOP_SUBGRAPH_OPERANDS[node.target._name](node)
+        except (TypeError, IndexError, ValueError):
+            # This torch calls the HOP with other arguments than the ones the table
+            # knows (while_loop and scan before 2.7): leave its subgraphs as they are.
+            warn_once(
+                f"hop-schema-{node.target._name}",
+                f"torch_export_names: {node.target._name} node {node.name!r} has arguments this "
+                "package does not know (another torch release); its subgraph placeholder names "
+                "were left as they are. Names are still recorded and made legal.",
+            )
+            continue
+        for attr, operands in subgraphs:
             if not (isinstance(attr, torch.fx.Node) and attr.op == "get_attr"):
                 continue
             sub = operator.attrgetter(attr.target)(module)
