@@ -83,5 +83,5 @@ def test_illegal_names_are_built_from_their_sources_on_a_torch_without_the_table
     built = _fx_namespace.illegal_names()
     assert {"inf", "nan", "device", "torch", "class", "print"} <= built.keys()
     assert set(built) == set(keyword.kwlist) | set(builtins.__dict__) | set(torch.fx.graph._custom_builtins)
-    if real is not None:
-        assert set(built) == set(real)
+    if real is not None:  # torch's table is taken at import; builtins may gain entries later
+        assert set(real) <= set(built)
