@@ -16,14 +16,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import inspect
 import platform
 import statistics
 import sys
 import time
 import typing
 from pathlib import Path
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -32,54 +30,8 @@ import torch_export_names
 from torch_export_names.audit import audited
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class Named(torch.nn.Module):
-    """``forward(*args) = fn(*args)`` with its arguments named ``names``."""
-
-    def __init__(self, fn: Callable, names: tuple[str, ...]):
-        super().__init__()
-        self.fn = fn
-
-        def forward(*args):
-            return fn(*args)
-
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        forward.__signature__ = inspect.Signature([inspect.Parameter(n, kind) for n in names])
-        self.forward = forward
-
-
-class Buffered(torch.nn.Module):
-    """A parameter and a buffer; ``fn(self, *args)`` with arguments named ``names``."""
-
-    def __init__(self, fn: Callable, names: tuple[str, ...]):
-        super().__init__()
-        self.w = torch.nn.Parameter(torch.linspace(-1, 1, 3))
-        self.register_buffer("cache", torch.zeros(3))
-        self.fn = fn
-
-        def forward(*args):
-            return fn(self, *args)
-
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        forward.__signature__ = inspect.Signature([inspect.Parameter(n, kind) for n in names])
-        self.forward = forward
-
-
-def linear_relu_scale(name: str) -> torch.nn.Module:
-    """``relu(linear(<name>)) * 2.0`` as a plain class (Cadence exports strictly)."""
-    namespace: dict = {}
-    source = f"def forward(self, {name}):\n    return torch.relu(self.lin({name})) * 2.0"
-    exec(source, {"torch": torch}, namespace)
-    model = type("LinearReluScale", (torch.nn.Module,), {"forward": namespace["forward"]})()
-    torch.manual_seed(0)
-    model.lin = torch.nn.Linear(4, 3)
-    return model.eval()
-
-
-def _rand(*shapes):
-    gen = torch.Generator().manual_seed(0)
-    return tuple(torch.randn(*s, generator=gen) for s in shapes)
+sys.path.insert(0, str(ROOT / "tests"))
+from consumer_models import Named, WithParam, _rand, linear_relu_scale  # noqa: E402  (shared with the tests)
 
 
 @contextlib.contextmanager
@@ -189,15 +141,15 @@ def _flows():
           ("full_default", lambda: (linear_relu_scale("full_default"), x24))]),
         ("exir write-back", "insert_write_back_for_buffers_pass(ep.run_decompositions())", exir_write_back,
          "executorch.exir.passes.insert_write_back_for_buffers_pass",
-         [("x", lambda: (Buffered(lambda m, a: (m.cache.add_(a), a * 2)[1], ("x",)), _rand((3,)))),
-          ("copy__default", lambda: (Buffered(lambda m, a: (m.cache.add_(a), a * 2)[1], ("copy__default",)),
+         [("x", lambda: (WithParam(lambda m, a: (m.cache.add_(a), a * 2)[1], ("x",)), _rand((3,)))),
+          ("copy__default", lambda: (WithParam(lambda m, a: (m.cache.add_(a), a * 2)[1], ("copy__default",)),
                                      _rand((3,))))]),
         ("exir constant propagation", "constant_prop_pass(ep)", exir_constant_prop,
          "executorch.exir.passes.constant_prop_pass",
-         [("x", lambda: (Buffered(lambda m, a: (a + 1, m.w * 2), ("x",)), _rand((3,)))),
-          ("aten_clone_default", lambda: (Buffered(lambda m, a: (a + 1, m.w * 2), ("aten_clone_default",)),
+         [("x", lambda: (WithParam(lambda m, a: (a + 1, m.w * 2), ("x",)), _rand((3,)))),
+          ("aten_clone_default", lambda: (WithParam(lambda m, a: (a + 1, m.w * 2), ("aten_clone_default",)),
                                           _rand((3,)))),
-          ("_prop_tensor_constant0", lambda: (Buffered(lambda m, a: (a + 1, m.w * 2),
+          ("_prop_tensor_constant0", lambda: (WithParam(lambda m, a: (a + 1, m.w * 2),
                                                        ("_prop_tensor_constant0",)), _rand((3,))))]),
         ("devtools intermediate-output tap", "tap_intermediate_outputs_(ep)", devtools_tap,
          "executorch.devtools.intermediate_output_tap",
