@@ -22,6 +22,18 @@ def submodule(ep, path: str) -> torch.fx.GraphModule:
     return ep.graph_module.get_submodule(path)
 
 
+@pytest.fixture
+def without_hook():
+    """The hook off for the test (it may be on for the whole run: TORCH_EXPORT_NAMES=1)."""
+    import torch_export_names
+
+    was_on = torch_export_names.is_installed()
+    torch_export_names.uninstall()
+    yield
+    if was_on:
+        torch_export_names.install()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_warn_once():
     """Each test sees the package's warn-once state as a new process would."""

@@ -1,6 +1,6 @@
 """Small models whose input names are chosen to collide with what a consumer creates.
 
-Shared by tests/test_consumers.py and scripts/exposure.py (which puts this
+Shared by tests/test_consumers.py, tests/test_executorch_pipelines.py and scripts/exposure.py (which puts this
 folder on sys.path).
 """
 
@@ -13,7 +13,11 @@ import torch
 
 
 class Named(torch.nn.Module):
-    """``forward(*args) = fn(*args)`` with its arguments named ``names`` (export names inputs so)."""
+    """``forward(*args) = fn(*args)``, with its arguments named ``names``.
+
+    torch.export names a program's inputs after the forward's parameters, so
+    this is how a test picks the input names that collide with a pass.
+    """
 
     def __init__(self, fn: Callable, names: tuple[str, ...]):
         super().__init__()

@@ -38,15 +38,6 @@ def _methods():
     return {name: torch.fx.Graph.__dict__[name] for name in PATCHED}
 
 
-@pytest.fixture
-def without_hook():
-    was_on = torch_export_names.is_installed()
-    torch_export_names.uninstall()
-    yield
-    if was_on:
-        torch_export_names.install()
-
-
 def _mul_export():
     return torch.export.export(MulInput(), (torch.ones(2),))
 

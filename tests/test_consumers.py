@@ -62,16 +62,6 @@ def _flat(out):
     return out if isinstance(out, (tuple, list)) else (out,)
 
 
-@pytest.fixture
-def without_hook():
-    """The hook off for the test (it may be on for the whole run: TORCH_EXPORT_NAMES=1)."""
-    was_on = torch_export_names.is_installed()
-    torch_export_names.uninstall()
-    yield
-    if was_on:
-        torch_export_names.install()
-
-
 def _import(module: str, what: str):
     try:
         return importlib.import_module(module)

@@ -27,6 +27,7 @@ from typing import Callable
 import pytest
 import torch
 import torch.nn.functional as F
+from consumer_models import Named
 
 from conftest import lint_all
 
@@ -56,25 +57,6 @@ NO_COLLISION = (
     "torch {} no longer produces this collision (pytorch/pytorch#202927 fixed?): "
     "the repair has nothing to do here"
 )
-
-
-class Named(torch.nn.Module):
-    """``forward(*args) = fn(*args)``, with its arguments named ``names``.
-
-    torch.export names a program's inputs after the forward's parameters, so
-    this is how a test picks the input names that collide with a pass.
-    """
-
-    def __init__(self, fn: Callable, names: tuple[str, ...]):
-        super().__init__()
-        self.fn = fn
-
-        def forward(*args):
-            return fn(*args)
-
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        forward.__signature__ = inspect.Signature([inspect.Parameter(n, kind) for n in names])
-        self.forward = forward
 
 
 def _rand(*shapes, positive=False):
@@ -249,16 +231,6 @@ def _root(e: BaseException) -> BaseException:
     while e.__cause__ is not None:
         e = e.__cause__
     return e
-
-
-@pytest.fixture
-def without_hook():
-    """The hook off for the test (it may be on for the whole run: TORCH_EXPORT_NAMES=1)."""
-    was_on = torch_export_names.is_installed()
-    torch_export_names.uninstall()
-    yield
-    if was_on:
-        torch_export_names.install()
 
 
 def _nodes(obj):
