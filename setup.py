@@ -46,7 +46,9 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     packages=find_packages(include=["torch_export_names", "torch_export_names.*"]),
-    install_requires=["torch>=2.13"],
+    # Every torch from 2.4 (the first with placeholder_naming_pass, which assigns the names)
+    # works; a lower bound only, so installing beside a pinned torch never replaces it.
+    install_requires=["torch>=2.4"],
     extras_require={
         "executorch": ["executorch>=1.5,<1.6"],
         "test": ["pytest>=8", "expecttest>=0.2", "hypothesis>=6"],

@@ -1,7 +1,10 @@
+import importlib
+
 import pytest
 import torch
 
 from torch_export_names import _warnings
+from torch_export_names._torch_compat import output_node
 from torch_export_names.passes import _graph_modules
 
 
@@ -11,10 +14,46 @@ def lint_all(obj) -> None:
         graph.lint()
 
 
+def torch_api(module: str, name: str):
+    """``module.name`` of this torch, or skip the test naming what this torch lacks."""
+    try:
+        found = getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        found = None
+    if found is None:
+        pytest.skip(f"torch {torch.__version__} has no {module}.{name}")
+    return found
+
+
+def torch_has(module: str, name: str) -> bool:
+    try:
+        return getattr(importlib.import_module(module), name, None) is not None
+    except ImportError:
+        return False
+
+
+# Higher-order ops and export features that not every supported torch has (2.4 - 2.15).
+needs_autocast_hop = pytest.mark.skipif(
+    not torch_has("torch._higher_order_ops.wrap", "wrap_with_autocast"),
+    reason=f"torch {torch.__version__} has no wrap_with_autocast HOP: autocast regions do not export",
+)
+needs_scan = pytest.mark.skipif(
+    not torch_has("torch._higher_order_ops.scan", "scan"),
+    reason=f"torch {torch.__version__} has no scan HOP",
+)
+
+
+class CondT1Input(torch.nn.Module):
+    """A program with nested graphs (cond branches) whose ops are named ``t``, ``t_1``, ..."""
+
+    def forward(self, t_1):
+        return torch.cond(t_1.sum() > 0, lambda x: x.t() @ x.t().t(), lambda x: x - 1, (t_1,))
+
+
 def add_named_node(graph: torch.fx.Graph, name: str, target=torch.ops.aten.mul.Tensor):
     """Add ``target(x, x)`` before the output, asking for ``name``, as node-copying passes do."""
     x = next(n for n in graph.nodes if n.op == "placeholder")
-    with graph.inserting_before(graph.output_node()):
+    with graph.inserting_before(output_node(graph)):
         return graph.create_node("call_function", target, (x, x), name=name)
 
 

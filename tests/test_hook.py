@@ -8,7 +8,6 @@ import threading
 
 import pytest
 import torch
-import torch.export.passes
 
 # Imported before install(), as ExecuTorch and most user code do.
 from torch.export import export as early_export
@@ -19,7 +18,7 @@ import torch_export_names.passes
 from torch_export_names import find_unrecorded_names, install, installed, is_installed, uninstall
 from torch_export_names.passes import _graph_modules
 
-from conftest import add_named_node, lint_all
+from conftest import CondT1Input, add_named_node, lint_all, torch_api
 
 ORIGINAL_INIT = ExportedProgram.__dict__["__init__"]
 
@@ -56,8 +55,8 @@ ENTRY_POINTS = {
     "export_imported_early": lambda: early_export(CollidingInputs(), ARGS),
     "run_decompositions": lambda: torch.export.export(CollidingInputs(), ARGS).run_decompositions(),
     "load": _saved_and_loaded,
-    "draft_export": lambda: torch.export.draft_export(CollidingInputs(), ARGS),
-    "move_to_device_pass": lambda: torch.export.passes.move_to_device_pass(
+    "draft_export": lambda: torch_api("torch.export", "draft_export")(CollidingInputs(), ARGS),
+    "move_to_device_pass": lambda: torch_api("torch.export.passes", "move_to_device_pass")(
         torch.export.export(CollidingInputs(), ARGS), "cpu"
     ),
     "module": lambda: torch.export.export(CollidingInputs(), ARGS).module(),
@@ -214,7 +213,7 @@ def test_strict_of_a_block_applies_to_its_own_thread_only(monkeypatch):
 
     def lenient_export():
         try:
-            torch.export.export(AutocastT1Input(), (torch.randn(3, 3),))
+            torch.export.export(CondT1Input(), (torch.randn(3, 3),))
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 
@@ -223,7 +222,7 @@ def test_strict_of_a_block_applies_to_its_own_thread_only(monkeypatch):
         t.start()
         t.join(120)
         with pytest.raises(RuntimeError, match="injected failure"):
-            torch.export.export(AutocastT1Input(), (torch.randn(3, 3),))
+            torch.export.export(CondT1Input(), (torch.randn(3, 3),))
     assert errors == []
 
 
@@ -290,12 +289,6 @@ def _as_torch_returned_it(ep):
     ]
 
 
-class AutocastT1Input(torch.nn.Module):
-    def forward(self, t_1):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            return t_1.t() @ t_1.t().t()
-
-
 def _fail_midway(monkeypatch):
     """Names are recorded, then the subgraph renaming raises."""
 
@@ -306,10 +299,10 @@ def _fail_midway(monkeypatch):
 
 
 def test_failing_repair_leaves_the_program_as_torch_returned_it(monkeypatch, caplog):
-    expected = _as_torch_returned_it(torch.export.export(AutocastT1Input(), (torch.randn(3, 3),)))
+    expected = _as_torch_returned_it(torch.export.export(CondT1Input(), (torch.randn(3, 3),)))
     _fail_midway(monkeypatch)
     with installed(), caplog.at_level(logging.WARNING, logger="torch_export_names"):
-        ep = torch.export.export(AutocastT1Input(), (torch.randn(3, 3),))
+        ep = torch.export.export(CondT1Input(), (torch.randn(3, 3),))
     assert _as_torch_returned_it(ep) == expected
     assert "repair failed (RuntimeError: injected failure)" in caplog.text
 
@@ -317,7 +310,7 @@ def test_failing_repair_leaves_the_program_as_torch_returned_it(monkeypatch, cap
 def test_failing_repair_raises_with_strict(monkeypatch):
     _fail_midway(monkeypatch)
     with installed(strict=True), pytest.raises(RuntimeError, match="injected failure"):
-        torch.export.export(AutocastT1Input(), (torch.randn(3, 3),))
+        torch.export.export(CondT1Input(), (torch.randn(3, 3),))
 
 
 def test_logs_one_debug_line_per_repaired_program(caplog):

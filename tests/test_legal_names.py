@@ -22,6 +22,7 @@ from torch_export_names import (
     installed,
     repair,
 )
+from torch_export_names._torch_compat import forward_arg_names
 
 from conftest import lint_all, skip_fixed_torch
 
@@ -199,14 +200,15 @@ def test_keyword_argument_is_renamed_with_one_warning_and_accepted_by_its_new_na
     expected = KeywordInf()(X, **kwargs)
     m = ep.module()
     torch.testing.assert_close(m(X, inf_1=kwargs["inf"]), expected, equal_nan=True)
-    with pytest.raises(ValueError, match="kwarg keyword mismatch"):
+    # torch's own error for a keyword the program does not take (worded differently before 2.6)
+    with pytest.raises(ValueError, match="kwarg keyword mismatch|exported input tree spec"):
         m(X, inf=kwargs["inf"])
 
 
 def test_positional_argument_is_still_taken_by_position_after_the_rename():
     model = model_with_inputs("x", "nan", body="x * INF + nan")
     expected, ep = eager_and_exported(model, (X, X), repaired=True)
-    assert ep.module_call_graph[0].signature.forward_arg_names == ["x", "nan_1"]
+    assert forward_arg_names(ep, ep.module_call_graph[0]) == ["x", "nan_1"]
     assert _computes_what_eager_does(ep, expected, X, X)
 
 
@@ -222,4 +224,4 @@ def test_a_failing_repair_puts_the_signature_back(monkeypatch, caplog):
     assert "repair failed" in caplog.text
     assert list(ep.graph_signature.user_inputs) == ["inf", "device"]
     assert [n.name for n in ep.graph.nodes if n.op == "placeholder"] == ["inf", "device"]
-    assert list(ep.module_call_graph[0].signature.forward_arg_names) == ["inf", "device"]
+    assert list(forward_arg_names(ep, ep.module_call_graph[0])) == ["inf", "device"]

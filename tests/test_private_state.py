@@ -15,11 +15,7 @@ from torch_export_names import (
 from torch_export_names._fx_namespace import PrivateStateMissing
 from torch_export_names.passes import _graph_modules
 
-
-class AutocastT1Input(torch.nn.Module):
-    def forward(self, t_1):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            return t_1.t() @ t_1.t().t()
+from conftest import CondT1Input
 
 
 def names_and_code(ep):
@@ -32,8 +28,8 @@ def names_and_code(ep):
 @pytest.fixture
 def ep_missing_state(monkeypatch):
     """An export whose nested graph's name space lacks _base_count, as a future torch might."""
-    ep = torch.export.export(AutocastT1Input(), (torch.randn(3, 3),))
-    monkeypatch.delattr(ep.graph_module.get_submodule("submod_1").graph._graph_namespace, "_base_count")
+    ep = torch.export.export(CondT1Input(), (torch.randn(3, 3),))
+    monkeypatch.delattr(ep.graph_module.get_submodule("true_graph_0").graph._graph_namespace, "_base_count")
     return ep
 
 
@@ -85,3 +81,30 @@ def test_illegal_names_are_built_from_their_sources_on_a_torch_without_the_table
     assert set(built) == set(keyword.kwlist) | set(builtins.__dict__) | set(torch.fx.graph._custom_builtins)
     if real is not None:  # torch's table is taken at import; builtins may gain entries later
         assert set(real) <= set(built)
+
+
+def test_without_the_state_is_affected_raises_and_doctor_says_it_cannot_tell(monkeypatch):
+    """A torch whose name space lacks the state: no false "not affected", no traceback."""
+    from torch_export_names import _fx_namespace, doctor
+    from torch_export_names.cases import CASES
+    from torch_export_names.detect import is_affected
+
+    def missing(graph):
+        raise PrivateStateMissing("torch X: graph._graph_namespace._base_count is missing or not a dict")
+
+    monkeypatch.setattr(_fx_namespace, "_namespace", missing)
+    monkeypatch.setattr(doctor, "CASES", [c for c in CASES if c.name == "torch-create-node"])
+    is_affected.cache_clear()
+    try:
+        with pytest.raises(PrivateStateMissing, match="_base_count"):
+            is_affected()
+        report = doctor.collect()
+    finally:
+        is_affected.cache_clear()
+    assert report["affected"] is None and "_base_count" in report["affected_error"]
+    (case,) = report["cases"]
+    assert case["with_repair"]["stage"] == "repair" and "_base_count" in case["with_repair"]["error"]
+    assert not report["ok"]
+    text = doctor.format_report(report)
+    assert "this torch leaves node names unrecorded or illegal: cannot tell (torch X:" in text
+    assert text.splitlines()[-1].startswith("next: this torch lacks the torch.fx state")

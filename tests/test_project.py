@@ -49,3 +49,23 @@ def test_executorch_import_error_says_where_the_package_comes_from(monkeypatch):
     assert "pip install executorch==1.5.1" in message
     assert "not published on the package index" in message
     assert "torch-export-names[executorch]'" not in message
+
+
+@pytest.mark.slow
+def test_installing_the_package_never_replaces_the_installed_torch(tmp_path):
+    """A drop-in for pinned projects: `pip install .` beside this torch installs no other torch
+    (CI also runs this beside the oldest supported release)."""
+    import json
+
+    import torch
+
+    report = tmp_path / "report.json"
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--report", str(report), str(ROOT)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    planned = {i["metadata"]["name"].lower(): i["metadata"]["version"]
+               for i in json.loads(report.read_text())["install"]}
+    assert "torch" not in planned, f"pip would replace torch {torch.__version__} with {planned['torch']}"
+    assert "torch-export-names" in planned

@@ -1,8 +1,9 @@
 """propagate_subgraph_names: HOP subgraph placeholders take their operands' names."""
 
+import re
+
 import expecttest
 import torch
-from torch._higher_order_ops.scan import scan
 from torch._higher_order_ops.while_loop import while_loop
 
 from torch_export_names import (
@@ -12,7 +13,14 @@ from torch_export_names import (
     repair,
 )
 
-from conftest import add_named_node, lint_all, require_default_placeholder_names, submodule
+from conftest import (
+    add_named_node,
+    lint_all,
+    needs_autocast_hop,
+    needs_scan,
+    require_default_placeholder_names,
+    submodule,
+)
 
 
 def describe(gm: torch.fx.GraphModule) -> str:
@@ -41,6 +49,8 @@ class ScanAddInput(torch.nn.Module):
     """The combine function's own add collides with the input called ``add``."""
 
     def forward(self, add, xs):
+        from torch._higher_order_ops.scan import scan
+
         return scan(lambda c, x: (c + x, c * x), add, xs)
 
 
@@ -54,7 +64,23 @@ def export(model, *args):
     return torch.export.export(model, args)
 
 
+def export_same_operand_twice(test: expecttest.TestCase):
+    """WhileSameOperandTwice exported, or skip where torch refuses it."""
+    try:
+        return export(WhileSameOperandTwice(), torch.randn(3))
+    except Exception as e:  # noqa: BLE001 - e.g. "Higher order ops do not support aliasing"
+        what = "a while_loop carrying a tensor twice"
+        test.skipTest(f"torch {torch.__version__} does not export {what}: {e}"[:300])
+
+
+def hop_operand_name(ep, hop: str, index: int) -> str:
+    """The name of the ``index``-th flattened operand of the first ``hop`` call in ``ep``'s graph."""
+    node = next(n for n in ep.graph.nodes if getattr(n.target, "_name", None) == hop)
+    return torch.utils._pytree.tree_leaves(node.args)[index].name
+
+
 class TestPropagateSubgraphNames(expecttest.TestCase):
+    @needs_autocast_hop
     def test_autocast_placeholder_takes_operand_name_and_colliding_node_is_resuffixed(self):
         ep = export(AutocastT1Input(), torch.randn(3, 3))
         region = submodule(ep, "submod_1")
@@ -84,19 +110,33 @@ output output = output(matmul)""",
         lint_all(ep)
 
     def test_renamed_subgraph_computes_the_same(self):
-        for model, args in [
-            (AutocastT1Input(), (torch.randn(3, 3),)),
+        cases = [
             (WhileLoop(), (torch.tensor(0), torch.randn(3))),
-            (ScanAddInput(), (torch.randn(3), torch.randn(4, 3))),
             (WhileSameOperandTwice(), (torch.randn(3),)),
-        ]:
+        ]
+        if not needs_autocast_hop.args[0]:
+            cases.append((AutocastT1Input(), (torch.randn(3, 3),)))
+        if not needs_scan.args[0]:
+            cases.append((ScanAddInput(), (torch.randn(3), torch.randn(4, 3))))
+        renamed = 0
+        for model, args in cases:
             with self.subTest(type(model).__name__):
-                ep = export(model, *args)
+                try:
+                    ep = export(model, *args)
+                except Exception as e:  # noqa: BLE001 - see export_same_operand_twice
+                    what = type(model).__name__
+                    self.skipTest(f"torch {torch.__version__} does not export {what}: {e}"[:300])
                 before = ep.module()(*args)
-                if propagate_subgraph_names(ep) == 0:
-                    self.skipTest(f"torch {torch.__version__} already names these placeholders")
+                renamed += propagate_subgraph_names(ep)
                 torch.testing.assert_close(ep.module()(*args), before)
+                try:
+                    torch.testing.assert_close(before, model(*args))
+                except AssertionError:  # seen on torch 2.7.1 for WhileSameOperandTwice
+                    self.skipTest(f"torch {torch.__version__}'s own export of {type(model).__name__} "
+                                  "differs from eager before any renaming (a torch bug, not naming)")
                 torch.testing.assert_close(ep.module()(*args), model(*args))
+        if renamed == 0:
+            self.skipTest(f"torch {torch.__version__} already names these placeholders")
 
     def test_while_loop_cond_and_body_take_carried_names(self):
         ep = export(WhileLoop(), torch.tensor(0), torch.randn(3))
@@ -106,14 +146,17 @@ output output = output(matmul)""",
             phs = [n.name for n in submodule(ep, path).graph.nodes if n.op == "placeholder"]
             self.assertEqual(phs, ["it", "x"])
 
+    @needs_scan
     def test_scan_node_named_like_an_operand_is_resuffixed(self):
         ep = export(ScanAddInput(), torch.randn(3), torch.randn(4, 3))
         combine = submodule(ep, "scan_combine_graph_0")
         require_default_placeholder_names(combine)
         self.assertIn("add", [n.name for n in combine.graph.nodes if n.op == "call_function"])
+        # xs reaches scan as itself, or through a node torch adds (movedim on some releases)
+        xs = hop_operand_name(ep, "scan", 2)
         repair(ep)
         self.assertExpectedInline(
-            describe(combine),
+            re.sub(rf"\b{xs}\b", "xs", describe(combine)),
             """\
 placeholder add = add()
 placeholder xs = xs()
@@ -125,7 +168,7 @@ output output = output(add_1, mul)""",
         lint_all(ep)
 
     def test_same_operand_twice_gets_distinct_placeholder_names(self):
-        ep = export(WhileSameOperandTwice(), torch.randn(3))
+        ep = export_same_operand_twice(self)
         repair(ep)
         body = submodule(ep, "while_loop_body_graph_0")
         phs = [n.name for n in body.graph.nodes if n.op == "placeholder"]
@@ -133,6 +176,7 @@ output output = output(add_1, mul)""",
         self.assertNotEqual(phs[0], phs[1])
         lint_all(ep)
 
+    @needs_autocast_hop
     def test_is_idempotent(self):
         ep = export(AutocastT1Input(), torch.randn(3, 3))
         require_default_placeholder_names(submodule(ep, "submod_1"))

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import torch
 import torch.nn.functional as F
 
-from . import _fx_namespace, hook
+from . import _fx_namespace, _torch_compat, hook
 from .passes import _graph_modules, repair
 
 __all__ = ["CASES", "Case", "Outcome", "executorch_available", "run_case"]
@@ -50,7 +50,8 @@ class Outcome:
     case: str
     repaired: bool
     ok: bool
-    # Where it failed: "setup" (the collision is not set up on this torch),
+    # Where it failed: "export" (this torch cannot export the model), "setup"
+    # (the collision is not set up on this torch), "repair" (repair raised),
     # "step" (the step raised), "check" (the step ran but a check failed).
     stage: str | None = None
     error: str | None = None
@@ -81,8 +82,11 @@ def run_case(case: Case, *, repaired: bool) -> Outcome:
 
     model, args = case.make()
     # The collision is checked on what torch itself exports, hook or no hook.
-    with hook.suspended():
-        ep = torch.export.export(model, args)
+    try:
+        with hook.suspended():
+            ep = torch.export.export(model, args)
+    except Exception as e:  # noqa: BLE001 - a torch that cannot export the case
+        return fail("export", _describe(e))
     names = {n.name for n in _nodes(ep)}
     # A torch that keeps names legal (patched) never produces an illegal one:
     # that is the fix, not a broken set-up; the case then runs to show it passes.
@@ -94,7 +98,10 @@ def run_case(case: Case, *, repaired: bool) -> Outcome:
     if hook.is_installed():
         ep = torch.export.export(model, args)  # this one as the hook hands it out
     if repaired:
-        repair(ep, strict=True)
+        try:
+            repair(ep, strict=True)
+        except Exception as e:  # noqa: BLE001 - e.g. private state this torch lacks
+            return fail("repair", _describe(e))
     try:
         out = case.step(ep)
         for _, _, graph in _graph_modules(out):
@@ -127,7 +134,7 @@ def _add_mul_node(ep):
     """A pass that builds a node from an op's short name, as node-copying passes do."""
     g = ep.graph
     ph = next(n for n in g.nodes if n.op == "placeholder")
-    out = next(n for n in reversed(g.nodes) if n.op == "output")  # Graph.output_node() is 2.6+
+    out = _torch_compat.output_node(g)
     with g.inserting_before(out):
         extra = g.create_node("call_function", torch.ops.aten.mul.Tensor, (ph, ph), name="mul")
     g.lint()

@@ -27,7 +27,10 @@ def is_affected() -> bool:
     Exports a small model once per process (the answer is cached) and asks
     ``find_unrecorded_names`` and ``find_illegal_names``; stock torch is
     measured even while the hook is installed. Not decided by version number.
+
+    Raises ``PrivateStateMissing`` when this torch lacks the torch.fx state
+    the answer is read from: then the package cannot tell (nor repair).
     """
     with suspended():
         ep = torch.export.export(_ProbeModel(), (torch.ones(2), torch.ones(2)))
-    return bool(find_unrecorded_names(ep) or find_illegal_names(ep))
+    return bool(find_unrecorded_names(ep, strict=True) or find_illegal_names(ep, strict=True))

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from . import hook
+from ._fx_namespace import PrivateStateMissing
 from .cases import CASES, executorch_available, run_case
 from .detect import is_affected
 from .patches.install import applied as patch_applied
@@ -44,6 +45,10 @@ def collect() -> dict[str, Any]:
                     entry[key] = {"ok": o.ok, "stage": o.stage, "error": o.error}
             cases.append(entry)
     ran = [c for c in cases if "skipped" not in c]
+    try:
+        affected, affected_error = is_affected(), None
+    except PrivateStateMissing as e:  # this torch lacks what the answer is read from
+        affected, affected_error = None, str(e)
     status = hook.status()
     patch = patch_applied()
     return {
@@ -51,7 +56,8 @@ def collect() -> dict[str, Any]:
         "torch": torch.__version__,
         "executorch": _version("executorch"),
         "torch_export_names": _version("torch-export-names"),
-        "affected": is_affected(),
+        "affected": affected,
+        "affected_error": affected_error,
         "torch_patched": None if patch is None else patch.get("patch", "?"),
         "hook": {"active": status.active, "sources": list(status.sources)},
         "cases": cases,
@@ -65,6 +71,12 @@ def collect() -> dict[str, Any]:
 def next_step(report: dict[str, Any]) -> str:
     """What to do now, for the situation the report describes."""
     hook_state = report["hook"]
+    if report["affected"] is None:
+        return (
+            "next: this torch lacks the torch.fx state the package reads and writes, so the "
+            "hook and repair leave programs as torch builds them. Please file a bug with this "
+            "report (torch-export-names doctor --json)."
+        )
     if not report["ok"]:
         return (
             "next: a case fails even with the repair. Please file a bug with this report "
@@ -106,7 +118,9 @@ def format_report(report: dict[str, Any]) -> str:
         f"executorch {report['executorch'] or 'not installed'}, "
         f"torch-export-names {report['torch_export_names'] or 'not installed'}",
         "this torch leaves node names unrecorded or illegal: "
-        + ("yes (affected)" if report["affected"] else "no")
+        + {True: "yes (affected)", False: "no", None: f"cannot tell ({report['affected_error']})"}[
+            report["affected"]
+        ]
         + (f"; patched by `patches apply` ({report['torch_patched']})" if report["torch_patched"] else ""),
         "export hook in this process: "
         + (f"active (via {', '.join(report['hook']['sources'])})" if report["hook"]["active"] else "off")

@@ -19,6 +19,7 @@ import torch
 import torch.fx
 
 from . import _fx_namespace as _ns
+from . import _torch_compat as _compat
 from ._warnings import warn_once
 
 __all__ = [
@@ -139,17 +140,10 @@ def _rename_in_program(ep, renames: dict[str, str]) -> None:
                 arg.name = renames[arg.name]
 
 
-def _spec_children(spec) -> list:
-    """A pytree TreeSpec's children: ``child(i)`` on newer torch, ``children_specs`` on older."""
-    if hasattr(spec, "child"):
-        return [spec.child(i) for i in range(spec.num_children)]
-    return list(spec.children_specs)
-
-
 def _is_args_kwargs_spec(spec) -> bool:
     if spec is None or spec.type is not tuple:
         return False
-    children = _spec_children(spec)
+    children = _compat.spec_children(spec)
     return len(children) == 2 and children[0].type is tuple and children[1].type is dict
 
 
@@ -173,19 +167,19 @@ def _legalize_forward_arg_names(ep) -> None:
     refused = _ns.illegal_names().keys()
     for entry in ep.module_call_graph:
         sig = entry.signature
-        names = getattr(sig, "forward_arg_names", None)  # not on every torch release
+        names = _compat.forward_arg_names(ep, entry)
         if not names or refused.isdisjoint(names):
             continue
-        legal = _ns.legal_names(sig.forward_arg_names)
-        renames = {old: new for old, new in zip(sig.forward_arg_names, legal) if old != new}
-        sig.forward_arg_names = legal
+        legal = _ns.legal_names(names)
+        renames = {old: new for old, new in zip(names, legal) if old != new}
+        _compat.set_forward_arg_names(ep, entry, legal)
         if _is_args_kwargs_spec(sig.in_spec) and any(
-            k in renames for k in _spec_children(sig.in_spec)[1].context
+            k in renames for k in _compat.spec_children(sig.in_spec)[1].context
         ):
             sig.in_spec = _rename_kwargs_in_spec(sig.in_spec, renames)
             if not entry.fqn and ep.example_inputs is not None:
                 args, kwargs = ep.example_inputs
-                ep.example_inputs = (args, {renames.get(k, k): v for k, v in kwargs.items()})
+                _compat.set_example_inputs(ep, (args, {renames.get(k, k): v for k, v in kwargs.items()}))
         where = f"submodule {entry.fqn!r}'s" if entry.fqn else "the exported program's"
         for old, new in renames.items():
             warn_once(
@@ -465,12 +459,12 @@ def _snapshot_program(ep):
         return None
     sig = ep.graph_signature
     named = [s.arg for s in (*sig.input_specs, *sig.output_specs) if hasattr(s.arg, "name")]
-    calls = [e.signature for e in ep.module_call_graph if e.signature is not None]
-    named += [a for c in calls for a in (*c.inputs, *c.outputs) if hasattr(a, "name")]
+    entries = [e for e in ep.module_call_graph if e.signature is not None]
+    named += [a for e in entries for a in (*e.signature.inputs, *e.signature.outputs) if hasattr(a, "name")]
     return (
         [(a, a.name) for a in named],
         [(s, s.target) for s in sig.output_specs],
-        [(c, getattr(c, "forward_arg_names", None), c.in_spec) for c in calls],
+        [(e, _compat.forward_arg_names(ep, e), e.signature.in_spec) for e in entries],
         ep.example_inputs,
     )
 
@@ -484,12 +478,12 @@ def _restore_program(ep, snap) -> None:
         arg.name = name
     for spec, target in outputs:
         spec.target = target
-    for call, names, in_spec in calls:
+    for entry, names, in_spec in calls:
         if names is not None:
-            call.forward_arg_names = names
-        call.in_spec = in_spec
+            _compat.set_forward_arg_names(ep, entry, names)
+        entry.signature.in_spec = in_spec
     if ep.example_inputs is not example_inputs:
-        ep.example_inputs = example_inputs
+        _compat.set_example_inputs(ep, example_inputs)
 
 
 def find_illegal_names(obj, *, strict: bool = False) -> list[str]:
@@ -508,7 +502,7 @@ def find_illegal_names(obj, *, strict: bool = False) -> list[str]:
     ]
     if isinstance(obj, torch.export.ExportedProgram):
         for entry in obj.module_call_graph:
-            names = getattr(entry.signature, "forward_arg_names", None) or []
+            names = _compat.forward_arg_names(obj, entry) or []
             found += [f"<forward{'.' + entry.fqn if entry.fqn else ''}>.{n}" for n in names
                       if not _ns.is_legal(n)]
     return found
