@@ -1,0 +1,170 @@
+"""Write docs/compatibility.md (and the README's table) from what scripts/matrix.sh recorded.
+
+    python scripts/matrix_report.py RESULTS OUT README MINUTES VERSION...
+
+Every figure comes from the files a row left in RESULTS/<version>: pytest's summary line
+and junit report, the patch harness's JSON, env.json (versions, ``is_affected()``).
+Exits 1 if any row failed (install, a test, or the patch harness).
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import json
+import re
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+README_START = "<!-- matrix:start (scripts/matrix.sh writes this table) -->"
+README_END = "<!-- matrix:end -->"
+
+
+def _read(path: Path) -> str:
+    return path.read_text().strip() if path.exists() else ""
+
+
+def _json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _tests(res: Path) -> tuple[str, bool, list[str], collections.Counter]:
+    """(cell, ok, failing test ids, skip reasons) from pytest's log and junit report."""
+    log = _read(res / "pytest.log")
+    summary = next((ln for ln in reversed(log.splitlines()) if re.search(r" in [\d.]+s", ln)), "")
+    if not summary:
+        return "suite did not run", False, [], collections.Counter()
+    counts = {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|skipped|xfailed|errors?)\b", summary)}
+    bad = counts.get("failed", 0) + counts.get("error", 0) + counts.get("errors", 0)
+    failing, skips = [], collections.Counter()
+    try:
+        for case in ET.parse(res / "junit.xml").getroot().iter("testcase"):
+            if case.find("failure") is not None or case.find("error") is not None:
+                failing.append(f"{case.get('classname')}::{case.get('name')}")
+            skipped = case.find("skipped")
+            if skipped is not None and skipped.get("type") != "pytest.xfail":
+                reason = re.sub(r"^(?:Skipped: )?", "", skipped.get("message", ""))
+                reason = re.sub(r"torch \d+\.\d+\.\d+(\+\w+)?", "torch", reason)  # one reason, all rows
+                skips[reason[:160]] += 1
+    except (OSError, ET.ParseError):
+        pass
+    seconds = _read(res / "test-seconds")
+    cell = (f"{counts.get('passed', 0)} passed, {bad} failed, {counts.get('skipped', 0)} skipped"
+            + (f", {counts['xfailed']} xfailed" if counts.get("xfailed") else "")
+            + (f" ({int(seconds) // 60} min)" if seconds else ""))
+    return cell, bad == 0, failing, skips
+
+
+def _patch(res: Path, details: dict, v: str) -> tuple[str, bool]:
+    report = _json(res / "verify.json")
+    if report is None:
+        err = _read(res / "verify.log").splitlines()
+        return "harness did not run: " + (err[-1] if err else "no output"), False
+    runs = report["runs"]
+    p = runs["patched"]["checks"]
+    b = runs.get("unpatched", {}).get("checks", [])
+    for run, checks in (("patch", p), ("stock", b)):
+        for c in checks:
+            details.setdefault((c["kind"], c["name"]), {})[(v, run)] = c
+    passed = sum(c["ok"] is True for c in p)
+    skipped = sum(c["ok"] is None for c in p)
+    fail_stock = sum(c["ok"] is False for c in b if c["kind"] != "entry")
+    of_stock = sum(c["ok"] is not None for c in b if c["kind"] != "entry")
+    cell = (("yes" if report["ok"] else "NO") + f": {passed}/{len(p) - skipped} checks pass with it"
+            + (f" ({skipped} skipped)" if skipped else "")
+            + (f"; {fail_stock}/{of_stock} fail on stock torch" if b else ""))
+    return cell, bool(report["ok"])
+
+
+def main(argv: list[str]) -> int:
+    results, out, readme, minutes, versions = Path(argv[0]), Path(argv[1]), Path(argv[2]), argv[3], argv[4:]
+    rows, details, failing, skip_rows, failed = [], {}, [], {}, False
+    for v in versions:
+        res = results / v
+        env = _json(res / "env.json") or {}
+        et = _read(res / "executorch") or "none: " + (_read(res / "executorch-failed") or "?")
+        if (res / "install-failed").exists():
+            rows.append(f"| {v} | {et} | {_read(res / 'install-failed')} | not run | not run | ? |")
+            failed = True
+            continue
+        kept = env.get("torch", "?").split("+")[0] == v
+        keep = f"yes (`{env.get('torch')}`)" if kept else f"**NO**: torch is now {env.get('torch', '?')}"
+        failed |= not kept
+        tests, ok, fails, skips = _tests(res)
+        failed |= not ok
+        failing += [f"{v}: `{t}`" for t in fails]
+        skip_rows[v] = skips
+        patch, patch_ok = _patch(res, details, v)
+        failed |= not patch_ok
+        affected = env.get("is_affected")
+        hook = {True: "yes", False: "no"}.get(affected, f"cannot tell: {affected}")
+        rows.append(f"| {v} | {et} | {keep} | {tests} | {patch} | {hook} |")
+
+    table = [
+        "| torch | ExecuTorch in the run | `pip install .` keeps this torch | tests | "
+        "patch applies and fixes | hook needed on stock torch |",
+        "| --- | --- | --- | --- | --- | --- |",
+        *rows,
+    ]
+    mark = lambda c: "-" if c is None else {True: "pass", False: "fail", None: "skip"}[c["ok"]]  # noqa: E731
+    lines = [
+        "# Compatibility matrix",
+        "",
+        f"Generated by `scripts/matrix.sh` on {datetime.date.today().isoformat()} in one run of "
+        f"{minutes} minutes (do not edit by hand). Per torch release: a new virtual environment,",
+        "`pip install torch==V`, then `pip install \".[test]\"` (the package beside it, as a user",
+        "installs it: it must keep that torch), the ExecuTorch release that pins that torch where",
+        "one installs on Python 3.11, the full suite (`python -m pytest tests`) and the patch",
+        "harness (`python -m torch_export_names.patches verify`). Each venv was deleted after its row.",
+        "",
+        *table,
+        "",
+        *(["Failing tests: " + "; ".join(failing) + ".", ""] if failing else ["No test failed.", ""]),
+        "\"hook needed\": `torch_export_names.is_affected()` on the stock torch (it exports a",
+        "two-input model and looks for unrecorded or illegal names). \"patch applies and fixes\":",
+        "the harness applied `patches/torch-<version>.patch` to a throw-away overlay of the",
+        "installed torch (after checking every file's sha256 against the release) and ran, with the",
+        "hook not installed, the reproduction cases, the entry-point checks and the tests the patch",
+        "carries (a check whose entry point or HOP the release lacks is skipped); \"on stock",
+        "torch\" is the same run without the patch, where every case and test must fail.",
+        "",
+        "## Skipped tests, by reason",
+        "",
+        "| reason | " + " | ".join(versions) + " |",
+        "| --- |" + " --- |" * len(versions),
+    ]
+    reasons = sorted({r for s in skip_rows.values() for r in s}, key=lambda r: (-sum(
+        s.get(r, 0) for s in skip_rows.values()), r))
+    for r in reasons:
+        lines.append(f"| {r.replace('|', '/')} | " + " | ".join(
+            str(skip_rows.get(v, {}).get(r, "")) for v in versions) + " |")
+    lines += [
+        "",
+        "## Every patch check, with the patch and on stock torch",
+        "",
+        "| check | " + " | ".join(f"{v} patch | {v} stock" for v in versions) + " |",
+        "| --- |" + " --- |" * (2 * len(versions)),
+    ]
+    for (kind, name), by in details.items():
+        cells = " | ".join(f"{mark(by.get((v, 'patch')))} | {mark(by.get((v, 'stock')))}" for v in versions)
+        lines.append(f"| {kind} `{name}` | {cells} |")
+    lines.append("")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines))
+    print(f"wrote {out}")
+
+    text = readme.read_text()
+    if README_START in text and README_END in text:
+        head, rest = text.split(README_START, 1)
+        _, tail = rest.split(README_END, 1)
+        readme.write_text(head + README_START + "\n" + "\n".join(table) + "\n" + README_END + tail)
+        print(f"wrote the table into {readme}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
