@@ -13,6 +13,32 @@ import torch
 
 pytest.importorskip("executorch.backends.qualcomm", reason="needs ExecuTorch with its Qualcomm backend")
 
+
+def _missing_qualcomm_api() -> str | None:
+    """What of ExecuTorch 1.5's Qualcomm API, which these tests target, this ExecuTorch lacks."""
+    import importlib
+    import importlib.metadata
+
+    for module, name in [
+        ("executorch.backends.qualcomm.utils.utils", "generate_lpai_compiler_spec"),
+        ("executorch.backends.qualcomm.utils.qnn_manager_lifecycle", "QnnManagerContext"),
+        ("executorch.backends.qualcomm._passes.backends.lpai", "QnnLpaiPassManager"),
+        ("executorch.backends.qualcomm._passes.backends.htp", "QnnHtpPassManager"),
+        ("executorch.backends.qualcomm.serialization.qc_schema", "QnnExecuTorchBackendType"),
+    ]:
+        try:
+            if hasattr(importlib.import_module(module), name):
+                continue
+        except ImportError:
+            pass
+        return (f"ExecuTorch {importlib.metadata.version('executorch')} has no {module}.{name}: "
+                "the Qualcomm tests target ExecuTorch 1.5's API")
+    return None
+
+
+if _missing_qualcomm_api():
+    pytest.skip(_missing_qualcomm_api(), allow_module_level=True)
+
 from executorch.backends.qualcomm.serialization.qc_schema import QcomChipset  # noqa: E402
 from executorch.backends.qualcomm.utils.utils import (  # noqa: E402
     generate_gpu_compiler_spec,

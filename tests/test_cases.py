@@ -11,14 +11,14 @@ import re
 import pytest
 import torch
 
-from torch_export_names.cases import CASES, executorch_available, run_case
+from torch_export_names.cases import CASES, executorch_missing, run_case
 
 
 def _params():
     return [
         pytest.param(case, id=case.name, marks=[
-            pytest.mark.skip(reason="executorch is not installed")
-        ] if case.needs_executorch and not executorch_available() else [])
+            pytest.mark.skip(reason=str(executorch_missing()))
+        ] if case.needs_executorch and executorch_missing() else [])
         for case in CASES
     ]
 

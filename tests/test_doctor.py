@@ -77,7 +77,7 @@ def test_skipped_cases_are_reported_as_skipped(report):
 
 
 def test_skipped_cases_are_counted_as_skipped_not_passed(monkeypatch):
-    monkeypatch.setattr(doctor, "executorch_available", lambda: False)
+    monkeypatch.setattr(doctor, "executorch_missing", lambda: "executorch is not installed")
     report = doctor.collect()
     needs_et = sum(c.needs_executorch for c in doctor.CASES)
     assert report["skipped"] == needs_et > 0

@@ -323,12 +323,12 @@ def test_logs_one_debug_line_per_repaired_program(caplog):
 
 
 def _case_params():
-    from torch_export_names.cases import CASES, executorch_available
+    from torch_export_names.cases import CASES, executorch_missing
 
     for case in CASES:
-        skip = case.needs_executorch and not executorch_available()
+        skip = case.needs_executorch and executorch_missing()
         yield pytest.param(case, id=case.name,
-                           marks=[pytest.mark.skip(reason="executorch is not installed")] if skip else [])
+                           marks=[pytest.mark.skip(reason=str(skip))] if skip else [])
 
 
 @pytest.mark.parametrize("case", _case_params())

@@ -10,6 +10,7 @@ eager.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import re
 from typing import Callable, Sequence
@@ -20,11 +21,26 @@ import torch.nn.functional as F
 from . import _fx_namespace, _torch_compat, hook
 from .passes import _graph_modules, repair
 
-__all__ = ["CASES", "Case", "Outcome", "executorch_available", "run_case"]
+__all__ = ["CASES", "Case", "Outcome", "executorch_available", "executorch_missing", "run_case"]
+
+
+@functools.lru_cache(maxsize=None)
+def executorch_missing() -> str | None:
+    """Why the ExecuTorch cases cannot run here, or None: they need ExecuTorch's Qualcomm
+    export pipeline (``QnnPassManager.transform_for_export_pipeline``, ExecuTorch 1.x)."""
+    if importlib.util.find_spec("executorch") is None:
+        return "executorch is not installed"
+    try:
+        from executorch.backends.qualcomm._passes.qnn_pass_manager import QnnPassManager
+    except ImportError as e:
+        return f"this ExecuTorch has no Qualcomm pass manager ({e})"
+    if not hasattr(QnnPassManager, "transform_for_export_pipeline"):
+        return "this ExecuTorch's QnnPassManager has no transform_for_export_pipeline"
+    return None
 
 
 def executorch_available() -> bool:
-    return importlib.util.find_spec("executorch") is not None
+    return executorch_missing() is None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,7 +12,7 @@ import torch
 
 from . import hook
 from ._fx_namespace import PrivateStateMissing
-from .cases import CASES, executorch_available, run_case
+from .cases import CASES, executorch_missing, run_case
 from .detect import is_affected
 from .patches.install import applied as patch_applied
 
@@ -32,13 +32,13 @@ def collect() -> dict[str, Any]:
     Everything is measured on torch as installed: the hook, if this process
     has it, is suspended for the report's own exports.
     """
-    have_et = executorch_available()
+    no_et = executorch_missing()
     cases = []
     with hook.suspended():
         for case in CASES:
             entry: dict[str, Any] = {"name": case.name, "summary": case.summary}
-            if case.needs_executorch and not have_et:
-                entry["skipped"] = "executorch is not installed"
+            if case.needs_executorch and no_et:
+                entry["skipped"] = no_et
             else:
                 for key, repaired in (("without_repair", False), ("with_repair", True)):
                     o = run_case(case, repaired=repaired)

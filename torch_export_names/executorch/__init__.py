@@ -19,8 +19,20 @@ except ImportError as e:
         "`pip install -c constraints.txt '.[executorch]'`."
     ) from e
 
-from .constant_only import constant_only_nodes, is_quantize_op, runtime_placeholders
-from .partitioner import ConstantAwareQnnPartitioner, install, installed, is_installed, uninstall
+# The partitioner API the adapter extends, as ExecuTorch 1.5 has it (checked: 1.5.1).
+SUPPORTED_EXECUTORCH = "1.5"
+try:
+    from .constant_only import constant_only_nodes, is_quantize_op, runtime_placeholders
+    from .partitioner import ConstantAwareQnnPartitioner, install, installed, is_installed, uninstall
+except (ImportError, AttributeError, KeyError) as e:  # a module, class or method it extends
+    import importlib.metadata
+
+    raise ImportError(
+        f"torch_export_names.executorch supports ExecuTorch {SUPPORTED_EXECUTORCH}.x, whose Qualcomm "
+        f"partitioner API it extends; this is ExecuTorch {importlib.metadata.version('executorch')} "
+        f"({type(e).__name__}: {e}). The export hook (torch_export_names.install()) works with "
+        "any ExecuTorch."
+    ) from e
 
 __all__ = [
     "ConstantAwareQnnPartitioner",
