@@ -92,6 +92,10 @@ def _with(report, **changes):
     "situation,expected",
     [
         (dict(affected=True, hook={"active": False, "sources": []}), "call torch_export_names.install()"),
+        (dict(affected=True, hook={"active": False, "sources": []}, patch_available=True),
+         "or fix torch itself with `python -m torch_export_names.patches apply`"),
+        (dict(affected=True, hook={"active": False, "sources": []}, patch_available=False),
+         "(no torch patch ships for this release)"),
         (dict(affected=True, hook={"active": True, "sources": ["TORCH_EXPORT_NAMES"]}),
          "the hook is active (via TORCH_EXPORT_NAMES)"),
         (dict(affected=False, torch_patched="torch-2.13.0.patch"),

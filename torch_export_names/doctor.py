@@ -59,6 +59,7 @@ def collect() -> dict[str, Any]:
         "affected": affected,
         "affected_error": affected_error,
         "torch_patched": None if patch is None else patch.get("patch", "?"),
+        "patch_available": _patch_available(),
         "hook": {"active": status.active, "sources": list(status.sources)},
         "cases": cases,
         "passed": sum(c["with_repair"]["ok"] for c in ran),
@@ -66,6 +67,16 @@ def collect() -> dict[str, Any]:
         "skipped": len(cases) - len(ran),
         "ok": all(c["with_repair"]["ok"] for c in ran),
     }
+
+
+def _patch_available() -> bool:
+    """Whether a torch patch ships for this torch release."""
+    from .patches import store
+
+    try:
+        return store.release_of(torch.__version__) in store.available()
+    except FileNotFoundError:
+        return False
 
 
 def next_step(report: dict[str, Any]) -> str:
@@ -95,12 +106,15 @@ def next_step(report: dict[str, Any]) -> str:
             f"next: nothing to do in this process; the hook is active (via "
             f"{', '.join(hook_state['sources'])}) and repairs every export."
         )
-    return (
-        "next: repair your exports, by any one of: call torch_export_names.install() before "
-        "exporting (or repair(ep) after each export); run your script as "
-        "`torch-export-names run script.py`; set TORCH_EXPORT_NAMES=1 in its environment; or "
-        "fix torch itself with `python -m torch_export_names.patches apply`."
+    ways = (
+        "call torch_export_names.install() before exporting (or repair(ep) after each export); "
+        "run your script as `torch-export-names run script.py`; set TORCH_EXPORT_NAMES=1 in "
+        "its environment"
     )
+    if report.get("patch_available"):
+        return f"next: repair your exports, by any one of: {ways}; or fix torch itself with " \
+            "`python -m torch_export_names.patches apply`."
+    return f"next: repair your exports, by any one of: {ways} (no torch patch ships for this release)."
 
 
 def _cell(result: dict[str, Any] | None) -> str:
