@@ -60,7 +60,9 @@ row() {  # one release, start to end; everything it learns goes to $dir/results/
   et=${EXECUTORCH[$v]:-}
   if [ -n "$et" ]; then
     printf 'torch==%s\n' "$v" > "$res/constraints.txt"
-    if "$venv/bin/pip" install -q -c "$res/constraints.txt" "executorch==$et" >> "$res/executorch.log" 2>&1; then
+    # py-cpuinfo: older ExecuTorch's Qualcomm backend imports it without declaring it (1.5 declares it).
+    if "$venv/bin/pip" install -q -c "$res/constraints.txt" "executorch==$et" py-cpuinfo \
+        >> "$res/executorch.log" 2>&1; then
       echo "$et" > "$res/executorch"
     else
       echo "ExecuTorch $et does not install beside torch $v: $(grep -m1 -iE 'error|conflict' "$res/executorch.log")" \

@@ -11,7 +11,9 @@ import os
 import pytest
 import torch
 
-pytest.importorskip("executorch.backends.qualcomm", reason="needs ExecuTorch with its Qualcomm backend")
+pytest.importorskip(
+    "executorch.backends.qualcomm", exc_type=ImportError, reason="needs ExecuTorch with its Qualcomm backend"
+)
 
 
 def _missing_qualcomm_api() -> str | None:

@@ -143,7 +143,9 @@ def test_bad_layer_list_is_an_error_naming_the_value(value, capsys):
 
 
 def test_llama_size_record_and_report_are_well_formed(tmp_path):
-    pytest.importorskip("executorch.examples.models.llama.llama_transformer", reason="needs ExecuTorch")
+    pytest.importorskip(
+        "executorch.examples.models.llama.llama_transformer", exc_type=ImportError, reason="needs ExecuTorch"
+    )
     from benchmarks import llama, report
 
     class Quiet:

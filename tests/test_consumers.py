@@ -30,7 +30,9 @@ from consumer_models import Named, WithParam, _rand, linear_relu_scale
 
 from conftest import lint_all
 
-pytest.importorskip("executorch.exir", reason="needs ExecuTorch")
+pytest.importorskip(
+    "executorch.exir", exc_type=ImportError, reason="needs ExecuTorch"
+)
 
 import torch_export_names  # noqa: E402
 from torch_export_names.passes import _graph_modules  # noqa: E402

@@ -17,7 +17,9 @@ import torch.nn.functional as F
 
 from conftest import lint_all
 
-pytest.importorskip("executorch.backends.qualcomm", reason="needs ExecuTorch with its Qualcomm backend")
+pytest.importorskip(
+    "executorch.backends.qualcomm", exc_type=ImportError, reason="needs ExecuTorch with its Qualcomm backend"
+)
 
 from conftest_executorch import (  # noqa: E402
     SDK_ROOT,

@@ -16,7 +16,9 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("executorch.backends.qualcomm", reason="needs ExecuTorch with its Qualcomm backend")
+pytest.importorskip(
+    "executorch.backends.qualcomm", exc_type=ImportError, reason="needs ExecuTorch with its Qualcomm backend"
+)
 
 from conftest_executorch import gpu_specs, htp_specs, lpai_specs  # noqa: E402
 from executorch.backends.qualcomm._passes import RecomposeRmsNorm  # noqa: E402

@@ -31,7 +31,9 @@ from consumer_models import Named
 
 from conftest import lint_all
 
-pytest.importorskip("executorch.backends.qualcomm", reason="needs ExecuTorch with its Qualcomm backend")
+pytest.importorskip(
+    "executorch.backends.qualcomm", exc_type=ImportError, reason="needs ExecuTorch with its Qualcomm backend"
+)
 
 from conftest_executorch import (  # noqa: E402
     delegated_nodes,
