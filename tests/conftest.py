@@ -25,6 +25,19 @@ def torch_api(module: str, name: str):
     return found
 
 
+def import_or_skip(module: str, reason: str):
+    """``module``, or skip (the whole test module when called at import) saying why it failed.
+
+    Not ``pytest.importorskip``: besides ImportError, some ExecuTorch backends raise others on
+    import (1.0's Qualcomm backend tries to download the QNN SDK and raises RuntimeError).
+    """
+    try:
+        return importlib.import_module(module)
+    except Exception as e:  # noqa: BLE001 - whatever the import raised is the reason
+        pytest.skip(f"{reason}: importing {module} raised {type(e).__name__}: {str(e)[:200]}",
+                    allow_module_level=True)
+
+
 def torch_has(module: str, name: str) -> bool:
     try:
         return getattr(importlib.import_module(module), name, None) is not None

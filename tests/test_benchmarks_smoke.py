@@ -16,6 +16,8 @@ from benchmarks.lowering import parse_args
 from benchmarks.pipelines import hook
 from torch_export_names import find_unrecorded_names, repair
 
+from conftest import import_or_skip
+
 
 class CondMulInput(torch.nn.Module):
     """A ``mul`` input next to a ``mul`` op, and a cond: names unrecorded at top level and nested."""
@@ -143,9 +145,7 @@ def test_bad_layer_list_is_an_error_naming_the_value(value, capsys):
 
 
 def test_llama_size_record_and_report_are_well_formed(tmp_path):
-    pytest.importorskip(
-        "executorch.examples.models.llama.llama_transformer", exc_type=ImportError, reason="needs ExecuTorch"
-    )
+    import_or_skip("executorch.examples.models.llama.llama_transformer", "needs ExecuTorch")
     from benchmarks import llama, report
 
     class Quiet:

@@ -28,11 +28,9 @@ import torch
 import torch.nn.functional as F
 from consumer_models import Named, WithParam, _rand, linear_relu_scale
 
-from conftest import lint_all
+from conftest import import_or_skip, lint_all
 
-pytest.importorskip(
-    "executorch.exir", exc_type=ImportError, reason="needs ExecuTorch"
-)
+import_or_skip("executorch.exir", "needs ExecuTorch")
 
 import torch_export_names  # noqa: E402
 from torch_export_names.passes import _graph_modules  # noqa: E402

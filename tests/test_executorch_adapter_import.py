@@ -5,10 +5,10 @@ import sys
 
 import pytest
 
-pytest.importorskip(
-    "executorch.backends.qualcomm.partition.qnn_partitioner",
-    exc_type=ImportError,  # ExecuTorch 1.3's Qualcomm backend raises ImportError without py-cpuinfo
-    reason="needs ExecuTorch with its Qualcomm backend",
+from conftest import import_or_skip
+
+import_or_skip(
+    "executorch.backends.qualcomm.partition.qnn_partitioner", "needs ExecuTorch with its Qualcomm backend"
 )
 
 

@@ -15,11 +15,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import lint_all
+from conftest import import_or_skip, lint_all
 
-pytest.importorskip(
-    "executorch.backends.qualcomm", exc_type=ImportError, reason="needs ExecuTorch with its Qualcomm backend"
-)
+import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
 
 from conftest_executorch import (  # noqa: E402
     SDK_ROOT,

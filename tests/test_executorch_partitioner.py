@@ -16,9 +16,9 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip(
-    "executorch.backends.qualcomm", exc_type=ImportError, reason="needs ExecuTorch with its Qualcomm backend"
-)
+from conftest import import_or_skip  # noqa: I001
+
+import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
 
 from conftest_executorch import gpu_specs, htp_specs, lpai_specs  # noqa: E402
 from executorch.backends.qualcomm._passes import RecomposeRmsNorm  # noqa: E402

@@ -32,8 +32,8 @@ def executorch_missing() -> str | None:
         return "executorch is not installed"
     try:
         from executorch.backends.qualcomm._passes.qnn_pass_manager import QnnPassManager
-    except ImportError as e:
-        return f"this ExecuTorch has no Qualcomm pass manager ({e})"
+    except Exception as e:  # noqa: BLE001 - ImportError, or a backend's own error (1.0 fetches the QNN SDK)
+        return f"this ExecuTorch's Qualcomm pass manager does not import ({type(e).__name__}: {str(e)[:160]})"
     if not hasattr(QnnPassManager, "transform_for_export_pipeline"):
         return "this ExecuTorch's QnnPassManager has no transform_for_export_pipeline"
     return None

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 try:
     import executorch.backends.qualcomm.partition.qnn_partitioner  # noqa: F401
-except ImportError as e:
+except Exception as e:  # noqa: BLE001 - ImportError, or the backend's own (1.0 fetches the QNN SDK)
     raise ImportError(
         "torch_export_names.executorch needs ExecuTorch with its Qualcomm backend "
-        f"(import failed: {e}). Install ExecuTorch 1.5.x next to your torch: "
+        f"(import failed: {type(e).__name__}: {e}). Install ExecuTorch 1.5.x next to your torch: "
         "`pip install executorch==1.5.1` (it pins torch 2.13.0), or, from a checkout of "
         "torch-export-names (it is not published on the package index), "
         "`pip install -c constraints.txt '.[executorch]'`."
