@@ -32,20 +32,26 @@ class Named(torch.nn.Module):
 
 
 class WithParam(torch.nn.Module):
-    """``fn(self, *args)`` with a parameter ``w`` and a buffer ``cache``; inputs named ``names``."""
+    """``fn(self, *args)`` with a parameter ``w`` and a buffer ``cache``; inputs named ``names``.
+
+    ``forward`` is a method of a class made for ``names`` (not a closure on the instance):
+    torch before 2.7 does not see ``w`` and ``cache`` as the module's state through a closure.
+    """
+
+    def __new__(cls, fn: Callable, names: tuple[str, ...]):
+        namespace: dict = {}
+        params = ", ".join(names)
+        exec(f"def forward(self, {params}):\n    return self.fn(self, {params})", {}, namespace)
+        # the subclass's own __new__ is the plain one, so copies and pickles need no names
+        body = {"forward": namespace["forward"], "__new__": torch.nn.Module.__new__}
+        sub = type(cls.__name__, (cls,), body)
+        return torch.nn.Module.__new__(sub)
 
     def __init__(self, fn: Callable, names: tuple[str, ...]):
         super().__init__()
         self.w = torch.nn.Parameter(torch.linspace(-1, 1, 3))
         self.register_buffer("cache", torch.zeros(3))
         self.fn = fn
-
-        def forward(*args):
-            return fn(self, *args)
-
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        forward.__signature__ = inspect.Signature([inspect.Parameter(n, kind) for n in names])
-        self.forward = forward
 
 
 def linear_relu_scale(name: str) -> torch.nn.Module:

@@ -108,6 +108,20 @@ class Consumer:
     numerics: Callable | None = None
     # The export the collision lives in, when the pipeline exports internally.
     export: Callable | None = None
+    # Skips the test when this ExecuTorch lacks the consumer (older releases): () -> None.
+    needs: Callable[[], None] | None = None
+
+
+def _has(module, *names: str) -> None:
+    """Skip unless ``module`` (a module, or its dotted name) has every one of ``names``."""
+    import importlib.metadata
+
+    if isinstance(module, str):
+        module = _import(module, "consumer")
+    missing = [n for n in names if not hasattr(module, n)]
+    if missing:
+        pytest.skip(f"ExecuTorch {importlib.metadata.version('executorch')} has no "
+                    f"{module.__name__}.{', '.join(missing)}: the consumer is not in this release")
 
 
 def _export(model, args):
@@ -240,24 +254,31 @@ def _run_graph_module(model, args, ep):
 CONSUMERS = (
     Consumer("exir-write-back-after-run_decompositions", "copy__default",
              lambda: (WithParam(lambda m, x: (m.cache.add_(x), x * 2)[1], ("copy__default",)), _rand((3,))),
-             _write_back, lambda ep: aten.copy_.default in _targets(ep), _write_back_numerics),
+             _write_back, lambda ep: aten.copy_.default in _targets(ep), _write_back_numerics,
+             needs=lambda: _has("executorch.exir.passes.insert_write_back_for_buffers_pass",
+                                "insert_write_back_for_buffers_pass")),
     Consumer("exir-constant_prop_pass", "aten_clone_default",
              lambda: (WithParam(lambda m, x: (x + 1, m.w * 2), ("aten_clone_default",)), _rand((3,))),
-             _constant_prop, _has_prop_constant, _eager_module),
+             _constant_prop, _has_prop_constant, _eager_module,
+             needs=lambda: _has("executorch.exir.passes.constant_prop_pass", "constant_prop_pass")),
     Consumer("devtools-intermediate-output-tap", "tap_tensor",
              lambda: (Named(lambda a: a.sin() * 2, ("tap_tensor",)), _rand((2, 4))),
-             _tap, lambda ep: torch.ops.executorch_devtools.tap.Tensor in _targets(ep), _tap_numerics),
+             _tap, lambda ep: torch.ops.executorch_devtools.tap.Tensor in _targets(ep), _tap_numerics,
+             needs=lambda: _has("executorch.devtools.intermediate_output_tap", "tap_intermediate_outputs_")),
     Consumer("transforms-DecomposeScaledDotProductAttention", "bmm",
              lambda: (Named(F.scaled_dot_product_attention, ("bmm", "k", "v")), _rand(*[(1, 2, 3, 4)] * 3)),
              _sdpa, lambda ep: aten.scaled_dot_product_attention.default not in _targets(ep)
-             and aten.bmm.default in _targets(ep), _eager_module),
+             and aten.bmm.default in _targets(ep), _eager_module,
+             needs=lambda: _has("executorch.backends.transforms.decompose_sdpa",
+                                "DecomposeScaledDotProductAttention")),
     Consumer("cadence-export_to_edge", "full_default", lambda: (linear_relu_scale("full_default"),
              _rand((2, 4))), _cadence_edge, _full_then_mul, _cadence_numerics(_cadence_edge),
-             export=_cadence_trace),
+             export=_cadence_trace, needs=lambda: _has(_cadence(), "trace", "export_to_edge")),
     Consumer("cadence-quantize_pt2", "full_default", lambda: (linear_relu_scale("full_default"),
              _rand((2, 4))), _cadence_quantize,
              lambda ep: _full_then_mul(ep) and any("quantized_linear" in str(t) for t in _targets(ep)),
-             _cadence_numerics(_cadence_quantize), export=_cadence_trace),
+             _cadence_numerics(_cadence_quantize), export=_cadence_trace,
+             needs=lambda: _has(_cadence(), "trace", "quantize_pt2")),
     # ScalarsToAttributePass edits the raw graph in place (rsub.Scalar -> sub.Tensor on a
     # get_attr constant) before the first retracing pass rebuilds the graph it returns.
     Consumer("arm-transform_for_annotation_pipeline", "sub_tensor",
@@ -288,6 +309,8 @@ def _check_export_names(case: Consumer, model, args):
 @pytest.mark.usefixtures("without_hook")
 @pytest.mark.parametrize("case", CONSUMERS, ids=lambda c: c.id)
 def test_consumer_collides_without_hook(case):
+    if case.needs:
+        case.needs()
     model, args = case.make()
     _check_export_names(case, model, args)
     try:
@@ -307,6 +330,8 @@ def test_consumer_collides_without_hook(case):
 
 @pytest.mark.parametrize("case", CONSUMERS, ids=lambda c: c.id)
 def test_consumer_runs_with_hook(case):
+    if case.needs:
+        case.needs()
     model, args = case.make()
     with torch_export_names.installed():
         _check_export_names(case, model, args)
@@ -343,6 +368,7 @@ def test_nxp_aten_pass_manager_itself():
     ),
 )
 def test_constant_prop_placeholder_target_shared_with_an_input():
+    _has("executorch.exir.passes.constant_prop_pass", "constant_prop_pass")
     from executorch.exir.passes.constant_prop_pass import constant_prop_pass
 
     model = WithParam(lambda m, x: (x + 1, m.w * 2), ("_prop_tensor_constant0",))
@@ -366,6 +392,8 @@ def test_constant_prop_placeholder_target_shared_with_an_input():
 )
 def test_qualcomm_concat_observer_finds_observers_by_node_name():
     _import("executorch.backends.qualcomm.quantizer.quantizer", "Qualcomm quantizer")
+    _import("executorch.backends.qualcomm.quantizer.observers.concat_observer", "Qualcomm ConcatObserver")
+    _import("torchao.quantization.pt2e.quantize_pt2e", "torchao's pt2e quantization (ExecuTorch 1.x)")
     from executorch.backends.qualcomm.quantizer.observers.concat_observer import ConcatObserver
     from executorch.backends.qualcomm.quantizer.quantizer import QnnQuantizer
     from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
