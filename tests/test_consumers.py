@@ -33,6 +33,7 @@ from conftest import import_or_skip, lint_all
 import_or_skip("executorch.exir", "needs ExecuTorch")
 
 import torch_export_names  # noqa: E402
+from torch_export_names.hook import suspended  # noqa: E402
 from torch_export_names.passes import _graph_modules  # noqa: E402
 
 REDEFINED = "Node redefined name"
@@ -339,6 +340,15 @@ def test_consumer_runs_with_hook(case):
     for obj in (ep, out):
         if obj is not None:
             lint_all(obj)
+    if not case.did_work(out):
+        try:  # did this release's consumer do it without the hook?
+            with suspended():
+                _, plain = case.pipeline(*case.make())
+        except Exception:  # noqa: BLE001 - it collided: it does the work, so the assert below stands
+            plain = out
+        if plain is not out and not case.did_work(plain):
+            pytest.skip(f"{case.id}: this ExecuTorch's consumer does not do the work the case checks, "
+                        "hook or no hook (an older release)")
     assert case.did_work(out), f"{case.id} did not do its work"
     names = {n.name for n in _nodes(out)}
     assert case.colliding in names, f"{case.colliding} was renamed: {sorted(names)}"

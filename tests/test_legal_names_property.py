@@ -14,7 +14,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
 from torch_export_names import (
@@ -152,8 +152,20 @@ def test_hooked_export_computes_what_eager_does_whatever_the_input_names(program
     note(src)
     gen = torch.Generator().manual_seed(rnd.randint(0, 2**31))
     args = tuple(torch.randn(3, generator=gen) for _ in range(n_inputs))
-    with installed():
-        ep = torch.export.export(model, args)
+    try:
+        with installed():
+            ep = torch.export.export(model, args)
+    except Exception:
+        # Some torch releases cannot export some of these programs whatever the names (torch 2.8:
+        # "while_loop doesn't work unless it is captured completely"). Not ours if the same
+        # program with plain input names does not export on stock torch either.
+        try:
+            with suspended():
+                torch.export.export(plain_model, args)
+        except Exception:  # noqa: BLE001 - any failure of stock torch's own export
+            event(f"torch {torch.__version__} cannot export it with plain names either")
+            assume(False)
+        raise
     assert hops <= _hops_in(ep), f"the model did not exercise {hops - _hops_in(ep)}"
     lint_all(ep)
     assert find_unrecorded_names(ep) == []
