@@ -165,3 +165,15 @@ def test_cli_json_and_exit_status():
     assert r.returncode == (0 if data["ok"] else 1)
     assert {c["name"] for c in data["cases"]} >= {"torch-create-node"}
     assert data["torch"] and isinstance(data["affected"], bool)
+
+
+def test_json_output_is_only_the_json_whatever_backends_print(report, monkeypatch, capsys):
+    def noisy_collect():
+        print("[QNN] Downloading libc++ (LLVM 14.0.0)...")  # as ExecuTorch 1.3's Qualcomm backend does
+        return report
+
+    monkeypatch.setattr(doctor, "collect", noisy_collect)
+    doctor.main(json_output=True)
+    out, err = capsys.readouterr()
+    assert json.loads(out)["cases"] == report["cases"]
+    assert "[QNN] Downloading" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import json
 import platform
@@ -155,7 +156,11 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None, *, json_output: bool = False) -> int:
-    report = collect()
+    if json_output:  # stdout is the JSON alone: what backends print while the cases run goes to stderr
+        with contextlib.redirect_stdout(sys.stderr):  # (ExecuTorch 1.3's Qualcomm backend: "[QNN] ...")
+            report = collect()
+    else:
+        report = collect()
     if json_output:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
