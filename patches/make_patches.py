@@ -364,10 +364,23 @@ def _hop_branch_alts() -> list[Alt]:
     return alts
 
 
-def _assign_in(path_alts: list[tuple[str, int]], old: str, new: str, **kw) -> tuple[Alt, ...]:
-    """The same edit at each (path, extra indentation) where releases have it."""
+_IN_METHOD = (
+    "The run_decompositions renaming is done inside ExportedProgram.run_decompositions "
+    "in this release (there is no _decompose_and_get_gm_with_new_signature_constants)."
+)
+
+
+def _assign_in(path_alts: list[tuple[str, int]], old: str, new: str, note: str = "") -> tuple[Alt, ...]:
+    """The same edit at each (path, extra indentation) where releases have it; code
+    indented one level deeper is the run_decompositions method of older releases."""
     return tuple(
-        Alt(path, _indent(old, extra), _indent(new, extra), **kw) for path, extra in path_alts
+        Alt(
+            path,
+            _indent(old, extra),
+            _indent(new, extra),
+            note=" ".join(filter(None, [note, _IN_METHOD if extra else ""])),
+        )
+        for path, extra in path_alts
     )
 
 
