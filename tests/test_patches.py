@@ -81,21 +81,32 @@ def test_case_fails_without_the_patch(report, case):
 
 
 def test_every_entry_point_records_all_names_with_the_patch(report):
+    # An entry point this torch lacks (draft_export, move_to_device_pass on older
+    # releases) is skipped with the reason; every other one must pass.
     entries = checks(report.patched, "entry")
     assert len(entries) >= 9
-    assert {n: c.detail for n, c in entries.items() if not c.ok} == {}
+    assert {n: c.detail for n, c in entries.items() if c.ok is False} == {}
+    assert [n for n, c in entries.items() if c.ok is None and not c.detail] == []
+    assert sum(c.ok is True for c in entries.values()) >= 7
 
 
 def test_carried_tests_pass_with_the_patch(report):
+    # A carried test that needs what this torch lacks (scan, wrap_with_autocast,
+    # ...) skips with the reason; every other one must pass.
     tests = checks(report.patched, "test")
     assert len(tests) >= 10, sorted(tests)
-    assert {n: c.detail for n, c in tests.items() if not c.ok} == {}
+    assert {n: c.detail for n, c in tests.items() if c.ok is False} == {}
+    assert [n for n, c in tests.items() if c.ok is None and not c.detail] == []
+    assert sum(c.ok is True for c in tests.values()) >= 10
 
 
 def test_carried_tests_fail_without_the_patch(report):
     tests = checks(report.baseline, "test")
-    assert set(tests) == set(checks(report.patched, "test"))
-    assert [n for n, c in tests.items() if c.ok is not False] == []
+    patched = checks(report.patched, "test")
+    assert set(tests) == set(patched)
+    # each test that runs with the patch fails without it; one that skips, skips in both
+    assert [n for n, c in tests.items() if c.ok is True] == []
+    assert [n for n, c in tests.items() if (c.ok is None) != (patched[n].ok is None)] == []
 
 
 def test_verdict_is_pass(report):
