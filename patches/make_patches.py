@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Regenerate patches/torch-<version>.patch and .sha256 from pristine installed torch.
 
-    python patches/make_patches.py 2.13.0=/path/to/site-packages [2.14.1=...] ...
+    python patches/make_patches.py [--check] 2.13.0=/path/to/site-packages [2.14.1=...] ...
 
-For each version: copies the files the fix touches out of that site-packages
-into a scratch git repository at their torch repository paths (torch/fx/graph.py,
-...), commits them as they are, applies EDITS below (each ``old`` text must
-occur exactly as often as stated, or generation stops), adds
+For each version: applies EDITS below to the pristine files of that torch (the
+site-packages of an environment holding it, or the torch/*.py files unzipped
+from its wheel); each edit takes the first of its alternatives that fits this
+release and matches exactly once, or is reported not applicable when the
+release lacks its site, or stops generation. Prints what each edit did
+(``--check``: only that). Then copies the files with an applied edit into a
+scratch git repository at their torch repository paths (torch/fx/graph.py,
+...), commits them as they are, writes the edited files, adds
 patches/test_export_node_names.py as test/export/test_export_node_names.py,
 commits with MESSAGE, and writes ``git format-patch`` output. Author and dates
 are fixed, so the same inputs give byte-identical patches. The .sha256 file
@@ -15,7 +19,7 @@ lists the pristine files in ``sha256sum`` format, relative to site-packages
 apply`` refuses files that do not match it.
 
 A maintainer's tool, not part of the installed package: it needs the pristine
-torch of each version (one virtual environment per release).
+torch of each version (a virtual environment, or the unzipped wheel, per release).
 """
 
 from __future__ import annotations

@@ -290,6 +290,28 @@ def test_every_patch_carries_the_current_test_file():
 
 
 @pytest.mark.skipif(not REPO_PATCHES.is_dir(), reason="not a source tree")
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_make_patches_regenerates_the_shipped_patch_from_this_torch(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_patches", REPO_PATCHES / "make_patches.py")
+    make_patches = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "make_patches", make_patches)  # for its dataclasses
+    spec.loader.exec_module(make_patches)
+    make_patches.HERE = tmp_path  # write there, not into the source tree
+    outcomes = make_patches.make(PATCH.version, SITE)
+    for suffix in (".patch", ".sha256"):
+        name = f"torch-{PATCH.version}{suffix}"
+        assert (tmp_path / name).read_bytes() == (REPO_PATCHES / name).read_bytes(), name
+    # the report names every edit, applied or not applicable with its reason
+    report = capsys.readouterr().out
+    assert len(outcomes) == len(make_patches.EDITS)
+    for o in outcomes:
+        assert f"#{o.number} " in report
+        assert ("not applicable: " in o.describe()) == (o.alt is None)
+
+
+@pytest.mark.skipif(not REPO_PATCHES.is_dir(), reason="not a source tree")
 def test_build_puts_the_patches_in_the_package(tmp_path, monkeypatch):
     repo = REPO_PATCHES.parent
     subprocess.run(
