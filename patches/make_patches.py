@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Regenerate patches/torch-<version>.patch and .sha256 from pristine installed torch.
 
-    python patches/make_patches.py 2.13.0=/path/to/site-packages [2.14.1=...] ...
+    python patches/make_patches.py [--check] 2.13.0=/path/to/site-packages [2.14.1=...] ...
 
-For each version: copies the files the fix touches out of that site-packages
-into a scratch git repository at their torch repository paths (torch/fx/graph.py,
-...), commits them as they are, applies EDITS below (each ``old`` text must
-occur exactly as often as stated, or generation stops), adds
+For each version: applies EDITS below to the pristine files of that torch (the
+site-packages of an environment holding it, or the torch/*.py files unzipped
+from its wheel); each edit takes the first of its alternatives that fits this
+release and matches exactly once, or is reported not applicable when the
+release lacks its site, or stops generation. Prints what each edit did
+(``--check``: only that). Then copies the files with an applied edit into a
+scratch git repository at their torch repository paths (torch/fx/graph.py,
+...), commits them as they are, writes the edited files, adds
 patches/test_export_node_names.py as test/export/test_export_node_names.py,
 commits with MESSAGE, and writes ``git format-patch`` output. Author and dates
 are fixed, so the same inputs give byte-identical patches. The .sha256 file
@@ -15,11 +19,13 @@ lists the pristine files in ``sha256sum`` format, relative to site-packages
 apply`` refuses files that do not match it.
 
 A maintainer's tool, not part of the installed package: it needs the pristine
-torch of each version (one virtual environment per release).
+torch of each version (a virtual environment, or the unzipped wheel, per release).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import os
 import re
@@ -27,7 +33,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 TEST_SOURCE = HERE / "test_export_node_names.py"
@@ -117,22 +125,336 @@ Fixes #202927
 Test Plan:
 python test/export/test_export_node_names.py
 """
+MESSAGE_TAIL = "Fixes #202927\n"
 
 AUTHOR = ("torch-export-names", "torch-export-names@users.noreply.github.com")
 DATE = "2026-11-01T00:00:00+00:00"
 
-# (repository path, old text, new text, expected number of occurrences)
-EDITS: list[tuple[str, str, str, int]] = [
-    (
-        "torch/fx/graph.py",
-        '''\
+# --- the recipe ------------------------------------------------------------------
+#
+# One Edit per site of the fix. Its alternatives are tried in order: the first
+# whose ``when`` holds for the release (a feature of its pristine sources, never
+# its version number) and whose ``old`` text occurs exactly ``count`` times
+# (whole lines) in ``path`` is applied. An edit none of whose alternatives
+# matches stops generation, unless its ``na`` condition holds: the release does
+# not have that site at all, and the edit is reported as not applicable (and
+# named in that release's commit message) with its reason.
+
+
+class Sources:
+    """The pristine files of one installed torch, read on demand (None: no such file)."""
+
+    def __init__(self, site: Path):
+        self.site = site
+        self._texts: dict[str, str | None] = {}
+
+    def text(self, path: str) -> str | None:
+        if path not in self._texts:
+            file = self.site / path
+            self._texts[path] = file.read_text() if file.is_file() else None
+        return self._texts[path]
+
+    def count(self, path: str, pattern: str) -> int:
+        text = self.text(path)
+        return 0 if text is None else len(re.findall(pattern, text, re.M))
+
+    def has(self, path: str, pattern: str) -> bool:
+        return self.count(path, pattern) > 0
+
+
+Feature = Callable[[Sources], bool]
+
+
+@dataclasses.dataclass(frozen=True)
+class Alt:
+    path: str
+    old: str
+    new: str
+    when: Feature | None = None  # only on a release with this feature
+    count: int = 1
+    note: str = ""  # why this release needs this form (its commit message says so)
+
+
+@dataclasses.dataclass(frozen=True)
+class Edit:
+    site: str  # what the edit changes, for the report
+    alts: tuple[Alt, ...]
+    na: tuple[str, Feature] | None = None  # (why not applicable, when it is not)
+
+
+def _indent(text: str, spaces: int) -> str:
+    return "".join(" " * spaces + ln if ln.strip() else ln for ln in text.splitlines(True))
+
+
+# Features of a release, read from its sources.
+def _has_illegal_names(s: Sources) -> bool:
+    return s.has("torch/fx/graph.py", r"^_illegal_names\b")
+
+
+def _has_name_regex(s: Sources) -> bool:
+    return s.has("torch/fx/graph.py", r"^_name_regex = ")
+
+
+def _has_autocast_hop(s: Sources) -> bool:
+    return s.has("torch/_higher_order_ops/wrap.py", r"^wrap_with_autocast = ")
+
+
+_SCAN = "torch/_higher_order_ops/scan.py"
+
+
+def _scan_layout(s: Sources) -> str | None:
+    """How this release's scan HOP takes its arguments (None: no scan HOP)."""
+    if s.has(_SCAN, r"super\(\).__call__\(combine_fn, init, xs, additional_inputs[,)]"):
+        return "init, xs, additional"
+    if s.has(_SCAN, r"super\(\).__call__\(\s*combine_fn, init, xs, dim, reverse, additional_inputs"):
+        return "init, xs, dim, reverse, additional"
+    if s.text(_SCAN) is None:
+        return None
+    return "unknown"  # no alternative matches: generation stops
+
+
+_NO_ILLEGAL_NAMES = (
+    "torch.fx.graph has no _illegal_names and no _name_regex in this release: "
+    "the legality checks ask _Namespace._is_illegal_name(name, None) (keywords, "
+    "builtins and torch.fx's custom builtins, the same set), and _record_name "
+    "parses suffixes with _Namespace._name_suffix_regex."
+)
+_OLD_RENAME = (
+    "_rename_without_collisions is the older (name_map, orig_name, name, "
+    "is_placeholder) helper here (it searches name_map.values()); the "
+    "legality check goes into its collision test."
+)
+
+_RECORD_NAME = '''
+    def _record_name(self, obj: OBJ, name: str) -> None:
+        """Record ``name``, which the caller has already given to ``obj``.
+
+        ``create_name`` will not hand ``name`` out again, and the per-base
+        suffix counter is raised to ``name``'s suffix so that ``create_name``
+        stays O(1). Unlike ``_rename_object``, ``obj`` need not be associated
+        yet and ``name`` is not checked: callers that rename many objects at
+        once may pass through a transient duplicate.
+        """
+        self._obj_to_name[obj] = name
+        self._used_names.add(name)
+        match = REGEX.match(name)
+        if match is not None and match.group(2) is not None:
+            base, num = match.group(1), int(match.group(2))
+            if num > self._base_count.get(base, 0):
+                self._base_count[base] = num
+'''
+
+
+def _record_name(obj: str, regex: str) -> str:
+    return _RECORD_NAME.replace("OBJ", obj).replace("REGEX", regex)
+
+
+_RENAME_OBJECT = '''\
     def _rename_object(self, obj: object, name: str) -> None:
         if obj not in self._obj_to_name:
             raise AssertionError(f"Object {obj} is not in _obj_to_name")
         self._obj_to_name[obj] = name
         self._used_names.add(name)
+'''
+_RENAME_OBJECT_ANY = '''\
+    def _rename_object(self, obj: Any, name: str):
+        if obj not in self._obj_to_name:
+            raise AssertionError(f"Object {obj} is not in _obj_to_name")
+        self._obj_to_name[obj] = name
+        self._used_names.add(name)
+'''
+_RENAME_OBJECT_ASSERT = '''\
+    def _rename_object(self, obj: Any, name: str):
+        assert obj in self._obj_to_name
+        self._obj_to_name[obj] = name
+        self._used_names.add(name)
+'''
+
+_FORWARD_ARG_NAMES_TAIL = '''\
+
+    # These become the parameters of the forward that ExportedProgram.module()
+    # generates; one that create_name would refuse (inf, nan, device, torch, a
+    # builtin) would shadow the global of that name in the generated code.
+    illegal = torch.fx.graph._illegal_names
+    namespace = torch.fx.graph._Namespace()
+    namespace._used_names.update(n for n in names if n not in illegal)
+    return [n if n not in illegal else namespace.create_name(n, None) for n in names]
+'''
+_FORWARD_ARG_NAMES_TAIL_OLD = '''\
+
+    # These become the parameters of the forward that ExportedProgram.module()
+    # generates; one that create_name would refuse (inf, nan, device, torch, a
+    # builtin) would shadow the global of that name in the generated code.
+    namespace = torch.fx.graph._Namespace()
+    illegal = {n for n in names if namespace._is_illegal_name(n, None)}
+    namespace._used_names.update(n for n in names if n not in illegal)
+    return [n if n not in illegal else namespace.create_name(n, None) for n in names]
+'''
+
+_KWARGS_REBIND = '''\
+    args, kwargs = example_inputs
+    params = list(signature.parameters)
+    if kwargs and len(params) == len(args) + len(kwargs):
+        # forward_arg_names end with the kwargs in order; some may have been
+        # renamed to legal names (_get_forward_arg_names)
+        kwargs = dict(zip(params[len(args) :], kwargs.values()))
+'''
+
+_MAP_IMPL = '''\
+            elif node.target._name == "map_impl":
+                body_graph, array, args = node._args
+                subgraph_ph_tuples.append(
+                    (getattr(gm, body_graph.target), array + args)
+                )
+'''
+_AUTOCAST_BRANCH = '''\
+            elif node.target._name == "wrap_with_autocast":
+                # (device_type, dtype, enabled, cache_enabled, body, *operands)
+                subgraph, phs = node._args[4], node._args[5:]
+                subgraph_ph_tuples.append((getattr(gm, subgraph.target), phs))
+'''
+_WHILE_LOOP_BRANCH = '''\
+            elif node.target._name == "while_loop":
+                cond_graph, body_graph, carried, additional = node._args
+                phs = (*carried, *additional)
+                subgraph_ph_tuples.append((getattr(gm, cond_graph.target), phs))
+                subgraph_ph_tuples.append((getattr(gm, body_graph.target), phs))
+'''
+_SCAN_BRANCH = {
+    "init, xs, additional": '''\
+            elif node.target._name == "scan":
+                # combine_fn(*init, *xs[i], *additional_inputs)
+                combine_graph, init, xs, additional = node._args
+                subgraph_ph_tuples.append(
+                    (getattr(gm, combine_graph.target), (*init, *xs, *additional))
+                )
 ''',
-        '''\
+    "init, xs, dim, reverse, additional": '''\
+            elif node.target._name == "scan":
+                # combine_fn(*init, *xs[i], *additional_inputs)
+                combine_graph, init, xs, _dim, _reverse, additional = node._args
+                subgraph_ph_tuples.append(
+                    (getattr(gm, combine_graph.target), (*init, *xs, *additional))
+                )
+''',
+    None: "",
+}
+
+
+def _hop_branch_alts() -> list[Alt]:
+    """The HOP branches of _name_hoo_subgraph_placeholders, for the HOPs a release has."""
+    alts = []
+    for path in ("torch/_export/utils.py", "torch/export/exported_program.py"):
+        for autocast in (True, False):
+            for layout, scan in _SCAN_BRANCH.items():
+                notes = []
+                if not autocast:
+                    notes.append("This release has no wrap_with_autocast HOP: no branch for it.")
+                if layout is None:
+                    notes.append("This release has no scan HOP: no branch for it.")
+                elif layout != "init, xs, additional":
+                    notes.append(f"scan takes (combine_fn, {layout}_inputs) in this release.")
+                if path != "torch/_export/utils.py":
+                    notes.append(
+                        "_name_hoo_subgraph_placeholders and _rename_without_collisions "
+                        f"live in {path} in this release."
+                    )
+
+                def when(s, autocast=autocast, layout=layout):
+                    return _has_autocast_hop(s) == autocast and _scan_layout(s) == layout
+
+                new = _MAP_IMPL + (_AUTOCAST_BRANCH if autocast else "") + _WHILE_LOOP_BRANCH + scan
+                alts.append(Alt(path, _MAP_IMPL, new, when=when, note=" ".join(notes)))
+    return alts
+
+
+_IN_METHOD = (
+    "The run_decompositions renaming is done inside ExportedProgram.run_decompositions "
+    "in this release (there is no _decompose_and_get_gm_with_new_signature_constants)."
+)
+
+
+def _assign_in(path_alts: list[tuple[str, int]], old: str, new: str, note: str = "") -> tuple[Alt, ...]:
+    """The same edit at each (path, extra indentation) where releases have it; code
+    indented one level deeper is the run_decompositions method of older releases."""
+    return tuple(
+        Alt(
+            path,
+            _indent(old, extra),
+            _indent(new, extra),
+            note=" ".join(filter(None, [note, _IN_METHOD if extra else ""])),
+        )
+        for path, extra in path_alts
+    )
+
+
+_UTILS = "torch/_export/utils.py"
+_EP = "torch/export/exported_program.py"
+_OLD_HOO_LOOP = '''\
+        for i, node in enumerate(subgraph.graph.nodes):
+            if i < len(hoo_phs):  # placeholder, retain name
+                name_map[node.name] = hoo_phs[i].name
+                node.name = node.target = hoo_phs[i].name
+            else:  # non-placeholder, check for collisions
+                node.name = _rename_without_collisions(name_map, node.name, node.name)
+'''
+_OLD_HOO_LOOP_NEW = '''\
+        for i, node in enumerate(subgraph.graph.nodes):
+            if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
+                operand = hoo_phs[i]
+                # an operand passed twice gets a suffixed second placeholder
+                name = _rename_without_collisions(
+                    name_map,
+                    node.name,
+                    operand.name if isinstance(operand, torch.fx.Node) else node.name,
+                    is_placeholder=True,
+                )
+                node._assign_name(name)
+                node.target = name
+            else:  # non-placeholder, check for collisions
+                node._assign_name(
+                    _rename_without_collisions(name_map, node.name, node.name)
+                )
+'''
+_OLD_COLLISION_TEST = '''\
+    if name in name_map.values():
+        # non-placeholder nodes may be suffixed with the count
+'''
+_OLD_COLLISION_TEST_NEW = '''\
+    # A name create_name refuses (a keyword, a builtin or a global of the code
+    # torch.fx generates: inf, nan, device, torch, ...) would shadow that global
+    # in the generated forward: suffix it as if it were taken.
+    if name in name_map.values() or name in torch.fx.graph._illegal_names:
+        # non-placeholder nodes may be suffixed with the count
+'''
+_OLD_COLLISION_TEST_NEW_NO_ILLEGAL = '''\
+    # A name create_name refuses (a keyword, a builtin or a global of the code
+    # torch.fx generates: inf, nan, device, torch, ...) would shadow that global
+    # in the generated forward: suffix it as if it were taken.
+    illegal = torch.fx.graph._Namespace()._is_illegal_name(name, None)
+    if name in name_map.values() or illegal:
+        # non-placeholder nodes may be suffixed with the count
+'''
+_OLD_KWARGS_NAMES = '''\
+    # order of kwargs matters for input spec
+    if kwargs:
+        names.extend([kwarg for kwarg, _ in kwargs.items()])
+'''
+
+_NAME_ASSIGNMENT = r"^\s*[\w\[\]\.]+\.name = "
+
+
+EDITS: list[Edit] = [
+    Edit(
+        "torch/fx/graph.py: new _Namespace._record_name",
+        (
+            Alt("torch/fx/graph.py", '''\
+    def _rename_object(self, obj: object, name: str) -> None:
+        if obj not in self._obj_to_name:
+            raise AssertionError(f"Object {obj} is not in _obj_to_name")
+        self._obj_to_name[obj] = name
+        self._used_names.add(name)
+''', '''\
     def _rename_object(self, obj: object, name: str) -> None:
         if obj not in self._obj_to_name:
             raise AssertionError(f"Object {obj} is not in _obj_to_name")
@@ -155,17 +477,34 @@ EDITS: list[tuple[str, str, str, int]] = [
             base, num = match.group(1), int(match.group(2))
             if num > self._base_count.get(base, 0):
                 self._base_count[base] = num
-''',
-        1,
+'''),
+            Alt(
+                "torch/fx/graph.py",
+                _RENAME_OBJECT_ANY,
+                _RENAME_OBJECT_ANY + _record_name("Any", "_name_regex"),
+            ),
+            Alt(
+                "torch/fx/graph.py",
+                _RENAME_OBJECT_ASSERT,
+                _RENAME_OBJECT_ASSERT + _record_name("Any", "_name_regex"),
+                when=_has_name_regex,
+            ),
+            Alt(
+                "torch/fx/graph.py",
+                _RENAME_OBJECT_ASSERT,
+                _RENAME_OBJECT_ASSERT + _record_name("Any", "self._name_suffix_regex"),
+                when=lambda s: not _has_name_regex(s),
+                note=_NO_ILLEGAL_NAMES,
+            ),
+        ),
     ),
-    (
-        "torch/fx/node.py",
-        '''\
+    Edit(
+        "torch/fx/node.py: new Node._assign_name",
+        (Alt("torch/fx/node.py", '''\
         name = self.graph._graph_namespace.create_name(candidate, None)
         self.name = name
         self.graph._graph_namespace._rename_object(self, name)
-''',
-        '''\
+''', '''\
         name = self.graph._graph_namespace.create_name(candidate, None)
         self.name = name
         self.graph._graph_namespace._rename_object(self, name)
@@ -181,36 +520,43 @@ EDITS: list[tuple[str, str, str, int]] = [
         """
         self.name = name
         self.graph._graph_namespace._record_name(self, name)
-''',
-        1,
+'''),),
     ),
-    (
-        "torch/_export/utils.py",
-        '''\
+    Edit(
+        "_rename_without_collisions: suffix an illegal name like a taken one",
+        (
+            Alt(_UTILS, '''\
     new_name = name
     if new_name in used_names:
         new_name = f"{key}_{find_available[key] + 1}"
-''',
-        '''\
+''', '''\
     new_name = name
     # A name create_name refuses (a keyword, a builtin or a global of the code
     # torch.fx generates: inf, nan, device, torch, ...) would shadow that global
     # in the generated forward: suffix it as if it were taken.
     if new_name in used_names or new_name in torch.fx.graph._illegal_names:
         new_name = f"{key}_{find_available[key] + 1}"
-''',
-        1,
+'''),
+            *(
+                Alt(path, _OLD_COLLISION_TEST, new, when=when, note=_OLD_RENAME)
+                for path in (_UTILS, _EP)
+                for new, when in (
+                    (_OLD_COLLISION_TEST_NEW, _has_illegal_names),
+                    (_OLD_COLLISION_TEST_NEW_NO_ILLEGAL, lambda s: not _has_illegal_names(s)),
+                )
+            ),
+        ),
     ),
-    (
-        "torch/export/_trace.py",
-        '''\
+    Edit(
+        "_trace._get_forward_arg_names: legal parameter names for module()'s forward",
+        (
+            Alt("torch/export/_trace.py", '''\
     # order of kwargs matters for input spec
     if kwargs:
         names.extend(kwargs.keys())
 
     return names
-''',
-        '''\
+''', '''\
     # order of kwargs matters for input spec
     if kwargs:
         names.extend(kwargs.keys())
@@ -222,16 +568,28 @@ EDITS: list[tuple[str, str, str, int]] = [
     namespace = torch.fx.graph._Namespace()
     namespace._used_names.update(n for n in names if n not in illegal)
     return [n if n not in illegal else namespace.create_name(n, None) for n in names]
-''',
-        1,
+'''),
+            Alt(
+                "torch/export/_trace.py",
+                _OLD_KWARGS_NAMES + "\n    return names\n",
+                _OLD_KWARGS_NAMES + _FORWARD_ARG_NAMES_TAIL,
+                when=_has_illegal_names,
+            ),
+            Alt(
+                "torch/export/_trace.py",
+                _OLD_KWARGS_NAMES + "\n    return names\n",
+                _OLD_KWARGS_NAMES + _FORWARD_ARG_NAMES_TAIL_OLD,
+                when=lambda s: not _has_illegal_names(s),
+            ),
+        ),
     ),
-    (
-        "torch/export/_unlift.py",
-        '''\
+    Edit(
+        "_unlift._get_input_paths: bind renamed kwargs by position",
+        (
+            Alt("torch/export/_unlift.py", '''\
     args, kwargs = example_inputs
     binded = signature.bind(*args, **kwargs)
-''',
-        '''\
+''', '''\
     args, kwargs = example_inputs
     params = list(signature.parameters)
     if kwargs and len(params) == len(args) + len(kwargs):
@@ -239,45 +597,28 @@ EDITS: list[tuple[str, str, str, int]] = [
         # renamed to legal names (_get_forward_arg_names)
         kwargs = dict(zip(params[len(args) :], kwargs.values()))
     binded = signature.bind(*args, **kwargs)
-''',
-        1,
+'''),
+            Alt(
+                "torch/export/_unlift.py",
+                "    args, kwargs = example_inputs\n"
+                "    ctx = signature.bind(*args, **kwargs).arguments\n",
+                _KWARGS_REBIND + "    ctx = signature.bind(*args, **kwargs).arguments\n",
+            ),
+        ),
+        na=(
+            "module() does not bind example inputs to its forward's signature "
+            "(no signature.bind in torch/export/_unlift.py): nothing to re-bind",
+            lambda s: not s.has("torch/export/_unlift.py", r"signature\.bind\("),
+        ),
     ),
-    (
-        "torch/_export/utils.py",
-        '''\
-            elif node.target._name == "map_impl":
-                body_graph, array, args = node._args
-                subgraph_ph_tuples.append(
-                    (getattr(gm, body_graph.target), array + args)
-                )
-''',
-        '''\
-            elif node.target._name == "map_impl":
-                body_graph, array, args = node._args
-                subgraph_ph_tuples.append(
-                    (getattr(gm, body_graph.target), array + args)
-                )
-            elif node.target._name == "wrap_with_autocast":
-                # (device_type, dtype, enabled, cache_enabled, body, *operands)
-                subgraph, phs = node._args[4], node._args[5:]
-                subgraph_ph_tuples.append((getattr(gm, subgraph.target), phs))
-            elif node.target._name == "while_loop":
-                cond_graph, body_graph, carried, additional = node._args
-                phs = (*carried, *additional)
-                subgraph_ph_tuples.append((getattr(gm, cond_graph.target), phs))
-                subgraph_ph_tuples.append((getattr(gm, body_graph.target), phs))
-            elif node.target._name == "scan":
-                # combine_fn(*init, *xs[i], *additional_inputs)
-                combine_graph, init, xs, additional = node._args
-                subgraph_ph_tuples.append(
-                    (getattr(gm, combine_graph.target), (*init, *xs, *additional))
-                )
-''',
-        1,
+    Edit(
+        "_name_hoo_subgraph_placeholders: wrap_with_autocast, while_loop, scan branches",
+        tuple(_hop_branch_alts()),
     ),
-    (
-        "torch/_export/utils.py",
-        '''\
+    Edit(
+        "_name_hoo_subgraph_placeholders: name placeholders, record names",
+        (
+            Alt(_UTILS, '''\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs):  # placeholder, retain name
                 name_map[node.name] = hoo_phs[i].name
@@ -287,8 +628,7 @@ EDITS: list[tuple[str, str, str, int]] = [
                 node.name = _rename_without_collisions(
                     name_map, find_available, used_names, node.name, node.name
                 )
-''',
-        '''\
+''', '''\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
                 operand = hoo_phs[i]
@@ -309,137 +649,162 @@ EDITS: list[tuple[str, str, str, int]] = [
                         name_map, find_available, used_names, node.name, node.name
                     )
                 )
-''',
-        1,
+'''),
+            *(
+                Alt(path, _OLD_HOO_LOOP, _OLD_HOO_LOOP_NEW, note=_OLD_RENAME)
+                for path in (_UTILS, _EP)
+            ),
+        ),
     ),
-    (
-        "torch/_export/utils.py",
-        '''\
+    Edit(
+        "_assign_new_node_names (placeholder_naming_pass): placeholders",
+        (Alt(_UTILS, '''\
             node.name = node.target = name_map[node.name]
-''',
-        '''\
+''', '''\
             node._assign_name(name_map[node.name])
             node.target = node.name
-''',
-        1,
+'''),),
     ),
-    (
-        "torch/_export/utils.py",
-        '''\
+    Edit(
+        "_assign_new_node_names (placeholder_naming_pass): other nodes",
+        (Alt(_UTILS, '''\
         elif node.name in name_map:
             node.name = name_map[node.name]
-''',
-        '''\
+''', '''\
         elif node.name in name_map:
             node._assign_name(name_map[node.name])
-''',
-        1,
+'''),),
     ),
-    (
-        "torch/export/exported_program.py",
-        '''\
+    Edit(
+        "run_decompositions: placeholders",
+        _assign_in([(_EP, 0), (_EP, 4)], '''\
         new_ph.name = new_ph.target = old_ph.name
-''',
-        '''\
+''', '''\
         new_ph._assign_name(old_ph.name)
         new_ph.target = old_ph.name
-''',
-        1,
+'''),
     ),
-    (
-        "torch/export/exported_program.py",
-        '''\
+    Edit(
+        "run_decompositions: nodes colliding with placeholders",
+        (
+            Alt(_EP, '''\
         node.name = _rename_without_collisions(
             name_map, find_available, used_names, node.name, node.name
         )
-''',
-        '''\
+''', '''\
         node._assign_name(
             _rename_without_collisions(
                 name_map, find_available, used_names, node.name, node.name
             )
         )
-''',
-        1,
+'''),
+            *_assign_in(
+                [(_EP, 0), (_EP, 4)],
+                "        node.name = _rename_without_collisions(name_map, node.name, node.name)\n",
+                "        node._assign_name(\n"
+                "            _rename_without_collisions(name_map, node.name, node.name)\n"
+                "        )\n",
+                note=_OLD_RENAME,
+            ),
+        ),
     ),
-    (
-        "torch/export/exported_program.py",
-        '''\
+    Edit(
+        "run_decompositions: output-producing nodes",
+        (
+            Alt(_EP, '''\
         if name is not None:
             output.name = name
-''',
-        '''\
+''', '''\
         if name is not None:
             output._assign_name(name)
-''',
-        1,
+'''),
+            Alt(
+                _EP,
+                "        if isinstance(new_outputs[i], torch.fx.Node):\n"
+                "            new_outputs[i].name = name\n",
+                "        if isinstance(new_outputs[i], torch.fx.Node):\n"
+                "            new_outputs[i]._assign_name(name)\n",
+            ),
+        ),
+        na=(
+            "run_decompositions does not rename output-producing nodes in this release "
+            "(no `.name = name` in torch/export/exported_program.py)",
+            lambda s: not s.has(_EP, r"\.name = name$"),
+        ),
     ),
-    (
-        "torch/export/_trace.py",
-        '''\
+    Edit(
+        "_trace._rename_constants_nodes (strict export): lifted constants",
+        (Alt("torch/export/_trace.py", '''\
                 node.name = node.target = buffer_to_constant[node.name]
-''',
-        '''\
+''', '''\
                 node._assign_name(buffer_to_constant[node.name])
                 node.target = node.name
-''',
-        1,
+'''),),
     ),
-    (
-        "torch/export/_unlift.py",
-        '''\
+    Edit(
+        "_unlift._insert_copy_for_mutations (module()): the new output node",
+        (Alt("torch/export/_unlift.py", '''\
         new_output.name = output_node.name
-''',
-        '''\
+''', '''\
         new_output._assign_name(output_node.name)
-''',
-        1,
+'''),),
+        na=(
+            "module()'s unlift creates its output node with graph.output(...) and never "
+            "renames a node (no `.name =` in torch/export/_unlift.py)",
+            lambda s: not s.has("torch/export/_unlift.py", _NAME_ASSIGNMENT),
+        ),
     ),
-    (
-        "torch/export/experimental/__init__.py",
-        '''\
+    Edit(
+        "experimental._copy_graph_module_and_signature: copied placeholders",
+        (Alt("torch/export/experimental/__init__.py", '''\
             new_node.name = old_node.name
-''',
-        '''\
+''', '''\
             new_node._assign_name(old_node.name)
-''',
-        1,
+'''),),
+        na=(
+            "torch/export/experimental/ does not exist in this release",
+            lambda s: s.text("torch/export/experimental/__init__.py") is None,
+        ),
     ),
-    (
-        "torch/_export/serde/serialize.py",
-        '''\
+    Edit(
+        "serde deserialize_graph: placeholders (second site)",
+        (Alt("torch/_export/serde/serialize.py", '''\
                     placeholder_node.name = node_name
-''',
-        '''\
+''', '''\
                     placeholder_node._assign_name(node_name)
-''',
-        1,
+'''),),
+        na=(
+            "the deserializer names placeholders at one site only (the next edit)",
+            lambda s: s.count(
+                "torch/_export/serde/serialize.py", r"^\s*placeholder_node\.name = "
+            ) == 1,
+        ),
     ),
-    (
-        "torch/_export/serde/serialize.py",
-        '''\
+    Edit(
+        "serde deserialize_graph: placeholders",
+        (Alt("torch/_export/serde/serialize.py", '''\
                 placeholder_node.name = node_name
-''',
-        '''\
+''', '''\
                 placeholder_node._assign_name(node_name)
-''',
-        1,
+'''),),
     ),
-    (
-        "torch/_export/serde/serialize.py",
-        '''\
+    Edit(
+        "serde sync_fx_node: every other loaded node",
+        (Alt("torch/_export/serde/serialize.py", '''\
         # overwrite name
         fx_node.name = name
-''',
-        '''\
+''', '''\
         # overwrite name
         fx_node._assign_name(name)
-''',
-        1,
+'''),),
+        na=(
+            "the deserializer names these nodes through graph.create_node(..., name), "
+            "which records them (no `fx_node.name =` in torch/_export/serde/serialize.py)",
+            lambda s: not s.has("torch/_export/serde/serialize.py", r"^\s*fx_node\.name = "),
+        ),
     ),
 ]
 
-FILES = sorted({path for path, *_ in EDITS})
 
 
 def _git(repo: Path, *args: str, stdin: str | None = None) -> str:
@@ -465,49 +830,119 @@ def _count(text: str, old: str) -> int:
     return len(re.findall("(?m)^" + re.escape(old), text))
 
 
-def _edit(path: str, text: str) -> str:
-    for edit_path, old, new, expected in EDITS:
-        if edit_path != path:
-            continue
-        found = _count(text, old)
-        if found != expected:
-            raise SystemExit(
-                f"{path}: expected {expected} occurrence(s) of\n{old}found {found}; "
-                "this torch's source differs from what the recipe knows"
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    number: int
+    edit: Edit
+    alt: Alt | None  # None: not applicable
+    alt_number: int = 0
+
+    def describe(self) -> str:
+        head = f"#{self.number} {self.edit.site}"
+        if self.alt is None:
+            return f"{head}: not applicable: {self.edit.na[0]}"
+        which = f"alternative {self.alt_number + 1} of {len(self.edit.alts)}"
+        return f"{head}: applied in {self.alt.path} ({which})"
+
+
+def apply_recipe(src: Sources) -> tuple[dict[str, str], list[Outcome]]:
+    """The patched text of each file the recipe changes in this release, and what each edit did."""
+    texts: dict[str, str] = {}
+    outcomes = []
+    for number, edit in enumerate(EDITS):
+        tried = []
+        for alt_number, alt in enumerate(edit.alts):
+            if alt.when is not None and not alt.when(src):
+                continue
+            text = texts[alt.path] if alt.path in texts else src.text(alt.path)
+            if text is None:
+                tried.append(f"{alt.path}: no such file")
+                continue
+            found = _count(text, alt.old)
+            if found != alt.count:
+                tried.append(f"{alt.path}: {found} occurrence(s) of\n{alt.old}")
+                continue
+            texts[alt.path] = re.sub(
+                "(?m)^" + re.escape(alt.old), lambda _m, new=alt.new: new, text
             )
-        text = re.sub("(?m)^" + re.escape(old), lambda _m, new=new: new, text)
-    return text
+            outcomes.append(Outcome(number, edit, alt, alt_number))
+            break
+        else:
+            if edit.na is not None and edit.na[1](src):
+                outcomes.append(Outcome(number, edit, None))
+                continue
+            raise SystemExit(
+                f"{src.site}: edit #{number} ({edit.site}) matches nothing and is not "
+                "marked not applicable for this torch; this torch's source differs from "
+                "what the recipe knows. Tried (each must occur exactly once):\n"
+                + "\n".join(tried)
+            )
+    return texts, outcomes
 
 
-def make(version: str, site: Path) -> None:
+def message(outcomes: list[Outcome]) -> str:
+    """MESSAGE, with a paragraph on what this release lacks or has in another form."""
+    notes = list(dict.fromkeys(o.alt.note for o in outcomes if o.alt is not None and o.alt.note))
+    missing = [o for o in outcomes if o.alt is None]
+    if not notes and not missing:
+        return MESSAGE
+    wrap = functools.partial(textwrap.fill, width=72)
+    lines = [wrap("Backport: the code of this release differs from the one the description above "
+                  "was written for.")]
+    for note in notes:
+        lines.append(wrap(note, initial_indent="- ", subsequent_indent="  "))
+    for o in missing:
+        lines.append(wrap(f"Not applicable, {o.edit.site}: {o.edit.na[0]}.",
+                          initial_indent="- ", subsequent_indent="  "))
+    paragraph = "\n".join(lines) + "\n\n"
+    return MESSAGE.replace(MESSAGE_TAIL, paragraph + MESSAGE_TAIL)
+
+
+def make(version: str, site: Path, *, write: bool = True) -> list[Outcome]:
     version_py = (site / "torch" / "version.py").read_text()
     installed = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", version_py).group(1)
     if installed.split("+")[0] != version:
         raise SystemExit(f"{site} holds torch {installed}, not {version}")
+    src = Sources(site)
+    texts, outcomes = apply_recipe(src)
+    files = sorted(texts)
+    applied = sum(o.alt is not None for o in outcomes)
+    print(
+        f"torch {version}: {applied} of {len(EDITS)} edits applied, "
+        f"{len(EDITS) - applied} not applicable; {len(files)} torch files"
+    )
+    for o in outcomes:
+        print("  " + o.describe())
+    if not write:
+        return outcomes
     with tempfile.TemporaryDirectory(prefix=f"torch-{version}-") as tmp:
         repo = Path(tmp)
         _git(repo, "init", "-q", "-b", "main")
-        for path in FILES:
+        for path in files:
             (repo / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(site / path, repo / path)
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", f"torch {version} release files")
-        for path in FILES:
-            (repo / path).write_text(_edit(path, (repo / path).read_text()))
+        for path in files:
+            (repo / path).write_text(texts[path])
         (repo / TEST_PATH).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(TEST_SOURCE, repo / TEST_PATH)
         _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-F", "-", stdin=MESSAGE)
+        _git(repo, "commit", "-q", "-F", "-", stdin=message(outcomes))
         patch = _git(repo, "format-patch", "-1", "--stdout", "--no-signature", "--stat=80")
     (HERE / f"torch-{version}.patch").write_text(patch)
     lines = [
-        f"{hashlib.sha256((site / p).read_bytes()).hexdigest()}  {p}\n" for p in FILES
+        f"{hashlib.sha256((site / p).read_bytes()).hexdigest()}  {p}\n" for p in files
     ]
     (HERE / f"torch-{version}.sha256").write_text("".join(lines))
-    print(f"patches/torch-{version}.patch: {len(FILES)} torch files + {TEST_PATH}")
+    print(f"patches/torch-{version}.patch: {len(files)} torch files + {TEST_PATH}")
+    return outcomes
 
 
 def main(argv: list[str]) -> int:
+    write = True
+    if argv and argv[0] == "--check":
+        write, argv = False, argv[1:]
     if not argv:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
@@ -515,7 +950,7 @@ def main(argv: list[str]) -> int:
         version, sep, site = arg.partition("=")
         if not sep:
             raise SystemExit(f"expected VERSION=SITE_PACKAGES, got {arg!r}")
-        make(version, Path(site))
+        make(version, Path(site), write=write)
     return 0
 
 

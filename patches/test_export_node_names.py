@@ -11,9 +11,10 @@ shadows a global of the code torch.fx generates and changes what
 
 import io
 import math
+import unittest
 
 import torch
-from torch._higher_order_ops.scan import scan
+import torch._higher_order_ops.wrap
 from torch._higher_order_ops.while_loop import while_loop
 from torch.export import export
 from torch.testing._internal.common_utils import (
@@ -22,6 +23,19 @@ from torch.testing._internal.common_utils import (
     run_tests,
     TestCase,
 )
+
+
+# Older releases lack some of what these tests use; each test that needs it
+# skips, detected by the feature itself.
+try:
+    from torch._higher_order_ops.scan import scan
+except ImportError:
+    scan = None
+try:
+    from torch.export.experimental import _copy_graph_module_and_signature
+except ImportError:
+    _copy_graph_module_and_signature = None
+HAS_AUTOCAST_HOP = hasattr(torch._higher_order_ops.wrap, "wrap_with_autocast")
 
 
 class MulInput(torch.nn.Module):
@@ -114,6 +128,28 @@ def _placeholder_names(gm):
     return [n.name for n in gm.graph.nodes if n.op == "placeholder"]
 
 
+def _output_node(graph):
+    return next(n for n in reversed(graph.nodes) if n.op == "output")
+
+
+def _is_illegal_name(name):
+    # torch.fx.graph._illegal_names where it exists, else the namespace's own test
+    illegal = getattr(torch.fx.graph, "_illegal_names", None)
+    if illegal is not None:
+        return name in illegal
+    return torch.fx.graph._Namespace()._is_illegal_name(name, None)
+
+
+def _hop_node(gm, name):
+    return next(
+        n
+        for n in gm.graph.nodes
+        if n.op == "call_function"
+        and isinstance(n.target, torch._ops.HigherOrderOperator)
+        and n.target._name == name
+    )
+
+
 @instantiate_parametrized_tests
 class TestExportNodeNames(TestCase):
     def assertNamesRecorded(self, gm):
@@ -130,7 +166,7 @@ class TestExportNodeNames(TestCase):
                 self.assertEqual(ns._obj_to_name.get(node), node.name, where)
             names = {n.name for n in nodes}
             anchor = next(n for n in nodes if n.op != "output")
-            with graph.inserting_before(graph.output_node()):
+            with graph.inserting_before(_output_node(graph)):
                 for name in sorted(names):
                     new = graph.create_node(
                         "call_function", torch.ops.aten.clone.default, (anchor,), name=name
@@ -161,11 +197,14 @@ class TestExportNodeNames(TestCase):
 
     def test_cond_subgraph_names_are_recorded(self):
         ep = export(CondMulInput(), (torch.randn(2, 3), torch.randn(2, 3)))
+        operands = [n.name for n in _hop_node(ep.graph_module, "cond").args[3]]
+        self.assertEqual(sorted(operands), ["mul", "x"])
         for branch in ("true_graph_0", "false_graph_0"):
             gm = getattr(ep.graph_module, branch)
-            self.assertEqual(_placeholder_names(gm), ["x", "mul"])
+            self.assertEqual(_placeholder_names(gm), operands)
         self.assertNamesRecorded(ep.graph_module)
 
+    @unittest.skipIf(not HAS_AUTOCAST_HOP, "this torch has no wrap_with_autocast HOP")
     def test_autocast_subgraph_placeholders_take_operand_names(self):
         ep = export(AutocastT1Input(), (torch.randn(3, 3),))
         region = ep.graph_module.submod_1
@@ -189,20 +228,40 @@ output output""",
 
     def test_while_loop_operand_passed_twice_gets_distinct_placeholder_names(self):
         model, args = WhileLoopSameOperandTwice(), (torch.randn(3),)
-        ep = export(model, args)
+        try:
+            ep = export(model, args)
+        except Exception as e:
+            # some releases refuse a while_loop whose carried inputs alias (the
+            # reason may be in the exception's cause)
+            causes, cause = [], e
+            while cause is not None and len(causes) < 10:
+                causes.append(f"{type(cause).__name__}: {cause}")
+                cause = cause.__cause__ or cause.__context__
+            aliasing = next((c for c in causes if "alias" in c.lower()), None)
+            if aliasing is None:
+                raise
+            self.skipTest(f"this torch does not export it: {aliasing}"[:200])
         body = ep.graph_module.while_loop_body_graph_0
+        if any(not n.users for n in body.graph.nodes if n.op == "placeholder"):
+            # the body uses both a and b: some releases trace the aliased inputs into
+            # one placeholder, and module() then differs from eager, with or without
+            # this change
+            self.skipTest("this torch traces the aliased carried inputs into one placeholder")
         self.assertEqual(_placeholder_names(body), ["clone", "clone_1"])
         self.assertNamesRecorded(ep.graph_module)
         self.assertEqual(ep.module()(*args), model(*args))
 
+    @unittest.skipIf(scan is None, "this torch has no scan HOP")
     def test_scan_subgraph_placeholders_take_operand_names(self):
         ep = export(ScanAddInput(), (torch.randn(3), torch.randn(4, 3)))
         combine = ep.graph_module.scan_combine_graph_0
-        self.assertExpectedInline(
+        # the xs operand is xs itself or, in some releases, a movedim of it
+        xs = _hop_node(ep.graph_module, "scan").args[2][0].name
+        self.assertEqual(
             "\n".join(f"{n.op} {n.name}" for n in combine.graph.nodes),
-            """\
+            f"""\
 placeholder add
-placeholder xs
+placeholder {xs}
 call_function add_1
 call_function mul
 output output""",
@@ -221,8 +280,8 @@ output output""",
         for path, mod in gm.named_modules():
             if isinstance(mod, torch.fx.GraphModule):
                 for node in mod.graph.nodes:
-                    self.assertNotIn(
-                        node.name, torch.fx.graph._illegal_names, path or "top-level graph"
+                    self.assertFalse(
+                        _is_illegal_name(node.name), f"{path or 'top-level graph'}: {node.name}"
                     )
 
     def test_input_named_inf_computes_the_eager_result(self):
@@ -248,11 +307,17 @@ output output""",
 
     def test_unlift_records_output_name(self):
         ep = export(ParamsBuffersConstants(), (torch.randn(3),))
-        self.assertNamesRecorded(ep.module())
+        gm = ep.module()
+        if _output_node(gm.graph).name != "output":
+            # the unlift gives its new output node the name create_node chose
+            self.skipTest("this torch's unlift assigns no node name")
+        self.assertNamesRecorded(gm)
 
+    @unittest.skipIf(
+        _copy_graph_module_and_signature is None,
+        "this torch has no torch.export.experimental._copy_graph_module_and_signature",
+    )
     def test_copy_graph_module_and_signature_records_names(self):
-        from torch.export.experimental import _copy_graph_module_and_signature
-
         ep = export(InputInput(), (torch.randn(3),))
         gm, _ = _copy_graph_module_and_signature(ep)
         self.assertEqual(_placeholder_names(gm), ["input_1"])

@@ -8,7 +8,9 @@ Checks, each reported as pass, fail or skip, with the hook NOT installed:
 - ``case``: every reproduction in ``torch_export_names.cases.CASES``, run with
   ``repaired=False``; it passes only if ``find_unrecorded_names`` of the
   model's export is ``[]`` and ``run_case`` succeeds.
-- ``entry``: every public torch.export entry point leaves no unrecorded name.
+- ``entry``: every public torch.export entry point leaves no unrecorded name
+  (skipped, with the reason, where this torch lacks it: draft_export,
+  move_to_device_pass).
 - ``test``: every test in the given torch-style test files (unittest).
 
 Writes JSON to ``--out``. Exits 3, before any check, if torch was not
@@ -80,9 +82,17 @@ def _entry_models():
     return CollidingInputs, CondMulInput
 
 
+def _move_to_device_pass():
+    """``torch.export.passes.move_to_device_pass``, or None where this torch has none."""
+    try:
+        import torch.export.passes
+    except ImportError:
+        return None
+    return getattr(torch.export.passes, "move_to_device_pass", None)
+
+
 def _entries() -> list[dict]:
     import torch
-    import torch.export.passes
 
     from torch_export_names.passes import find_unrecorded_names
 
@@ -98,19 +108,30 @@ def _entries() -> list[dict]:
         buf.seek(0)
         return torch.export.load(buf)
 
+    draft_export = getattr(torch.export, "draft_export", None)
+    move_to_device_pass = _move_to_device_pass()
     entries = {
         "torch.export.export": export,
         "torch.export.export(strict=True)": lambda: export(strict=True),
         "ExportedProgram.run_decompositions": lambda: export().run_decompositions(),
         "torch.export.load": load,
-        "torch.export.draft_export": lambda: torch.export.draft_export(CollidingInputs(), args),
-        "move_to_device_pass": lambda: torch.export.passes.move_to_device_pass(export(), "cpu"),
+        "torch.export.draft_export": lambda: draft_export(CollidingInputs(), args),
+        "move_to_device_pass": lambda: move_to_device_pass(export(), "cpu"),
         "ExportedProgram.module()": lambda: export().module(),
         "ExportedProgram.module() with cond": lambda: export(CondMulInput).module(),
         "torch.export.unflatten": lambda: torch.export.unflatten(export()),
     }
+    # Entry points this torch does not have: reported as skipped, with the reason.
+    missing = {}
+    if draft_export is None:
+        missing["torch.export.draft_export"] = "this torch has no torch.export.draft_export"
+    if move_to_device_pass is None:
+        missing["move_to_device_pass"] = "this torch has no torch.export.passes.move_to_device_pass"
     out = []
     for name, make in entries.items():
+        if name in missing:
+            out.append(_check("entry", name, None, missing[name]))
+            continue
         try:
             obj = make()
             if isinstance(obj, (torch.export.ExportedProgram, torch.fx.GraphModule)):
