@@ -42,13 +42,13 @@ def _check(kind: str, name: str, ok: bool | None, detail: str = "") -> dict:
 def _cases() -> list[dict]:
     import torch
 
-    from torch_export_names.cases import CASES, executorch_available, run_case
+    from torch_export_names.cases import CASES, executorch_missing, run_case
     from torch_export_names.passes import find_unrecorded_names
 
     out = []
     for case in CASES:
-        if case.needs_executorch and not executorch_available():
-            out.append(_check("case", case.name, None, "executorch is not installed"))
+        if case.needs_executorch and executorch_missing():
+            out.append(_check("case", case.name, None, executorch_missing()))
             continue
         try:
             model, args = case.make()
