@@ -257,14 +257,26 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
             continue
         used.add(name)
         new += 1
-        base, sep, digits = name.rpartition("_")  # split_suffix, inlined
-        if sep and base and digits.isdigit() and digits.isascii():
+        base, _, digits = name.rpartition("_")  # split_suffix, inlined (no "_": base is "")
+        if base and digits.isdigit() and digits.isascii():
             num = int(digits)
             if base_count.get(base, 0) < num:
                 base_count[base] = num
-    if illegal is not None and not refused.keys().isdisjoint(used):
-        # Some name create_name refuses is recorded: look at the placeholders.
-        illegal.extend(n for n in placeholders(graph) if n.name in refused and n not in illegal)
+    if illegal is not None:
+        # A placeholder's refused name may be recorded with its node (torch.fx patched to
+        # record names without checking them). Where torch.fx has a node index, asking
+        # about the placeholders costs less than asking about every recorded name.
+        find = getattr(graph, "find_nodes", None)
+        if find is None:
+            at_risk = not refused.keys().isdisjoint(used)
+        else:
+            try:
+                phs = find(op="placeholder", sort=False)  # graph order is not needed to ask
+            except TypeError:  # a find_nodes without ``sort``
+                phs = find(op="placeholder")
+            at_risk = [n for n in phs if n.name in refused]
+        if at_risk:
+            illegal.extend(n for n in placeholders(graph) if n.name in refused and n not in illegal)
     return new
 
 
