@@ -17,7 +17,7 @@ itself is measured on a call that does nothing and subtracted. Each method runs 
 times uncounted first, so the interpreter's specialization of its bytecode is done.
 
 Counts are the guest instructions of the Python process (interpreter, torch.fx, this
-package): repeatable to a fraction of a percent whatever the load. They do not see cache
+package), with a fixed string-hash seed: repeatable whatever the load. They do not see cache
 misses (``--cache-sim`` adds callgrind's simulated ones) or time in the kernel.
 """
 
@@ -142,7 +142,9 @@ def _measure(layers, synthetic_sizes, *, reps, cache_sim, keep) -> dict:
             str(reps),
         ]
         path = os.pathsep.join([*_source_roots(), os.environ.get("PYTHONPATH", "")])
-        env = dict(os.environ, PYTHONPATH=path)
+        # A fixed string-hash seed: set and dict probe sequences, and so the counts, are the
+        # same from run to run (with random seeds they differ by about 1%).
+        env = dict(os.environ, PYTHONPATH=path, PYTHONHASHSEED="0")
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=_source_roots()[0])
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
