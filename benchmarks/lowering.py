@@ -227,9 +227,10 @@ def main(argv=None) -> int:
             "gc": "gc.freeze() after imports and a warm-up export; single-step timings: gc.collect() then "
             "the untimed reset, collector off until the call returns; end-to-end runs: gc.collect() "
             "before, collector on during",
-            "interleaving": "naming methods run in rotation within each repetition (loop, deepcopy, "
-            "reserve_node_names, propagate_subgraph_names, repair); end-to-end hook off/on alternate, "
-            "first of each pair swapped",
+            "interleaving": "naming methods run in rotation within each repetition (loop, "
+            "reserve_node_names, propagate_subgraph_names, repair); the deepcopy rebuild before them, "
+            "in its own repetitions (it recompiles the module, which slows the calls after it); "
+            "end-to-end hook off/on alternate, first of each pair swapped",
             "reset_between_reps": "torch_export_names._fx_namespace.snapshot/restore of the just-exported "
             "names, untimed (repair is idempotent)",
         },
