@@ -13,12 +13,13 @@ on the same program, put back to its just-exported names before each call
 (``methods.Unrepaired``, not counted). Counting is switched on only around the call, by
 callgrind's client requests from a small C helper compiled here (valgrind's
 ``callgrind.h``); each method's count is dumped to its own file. The cost of the switch
-itself is measured on a call that does nothing and subtracted. Each method runs a few
-times uncounted first, so the interpreter's specialization of its bytecode is done.
+itself is measured on a call that does nothing and subtracted. Each method runs once
+uncounted first, so the interpreter's specialization of its bytecode is done.
 
 Counts are the guest instructions of the Python process (interpreter, torch.fx, this
-package), with a fixed string-hash seed: repeatable whatever the load. They do not see cache
-misses (``--cache-sim`` adds callgrind's simulated ones) or time in the kernel.
+package), with a fixed string-hash seed: the same within a few percent from run to run
+whatever the load (nodes hash by their address, so dict probes still vary a little). They
+do not see cache misses (``--cache-sim`` adds callgrind's simulated ones) or kernel time.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ if __package__ in (None, ""):  # python benchmarks/instructions.py: import from 
 
 DEFAULT_LAYERS = [1, 4, 16]
 DEFAULT_SYNTHETIC = [10_000, 100_000]
-DEFAULT_REPS = 3
-WARMUP = 2
+DEFAULT_REPS = 2
+WARMUP = 1
 
 _HELPER_C = r"""
 #include <valgrind/callgrind.h>
@@ -142,8 +143,8 @@ def _measure(layers, synthetic_sizes, *, reps, cache_sim, keep) -> dict:
             str(reps),
         ]
         path = os.pathsep.join([*_source_roots(), os.environ.get("PYTHONPATH", "")])
-        # A fixed string-hash seed: set and dict probe sequences, and so the counts, are the
-        # same from run to run (with random seeds they differ by about 1%).
+        # A fixed string-hash seed, so that set and dict probes over names are the same from run
+        # to run (nodes still hash by address: counts vary by a few percent at most).
         env = dict(os.environ, PYTHONPATH=path, PYTHONHASHSEED="0")
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=_source_roots()[0])
         if done.returncode != 0:

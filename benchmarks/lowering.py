@@ -88,7 +88,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         help=f"synthetic sizes for instruction counts (default {DEFAULT['instr_synthetic_sizes']})",
     )
     p.add_argument(
-        "--instr-reps", type=int, default=3, help="counted calls per method under callgrind (default 3)"
+        "--instr-reps", type=int, default=2, help="counted calls per method under callgrind (default 2)"
     )
     p.add_argument("--export-reps", type=int, default=3, help="torch.export repetitions per size (default 3)")
     p.add_argument(
