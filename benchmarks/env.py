@@ -50,10 +50,10 @@ def _git(*args: str) -> str | None:
 def _where(path: Path) -> str:
     """``path`` relative to the repository if it is inside it; otherwise where it is installed,
     without this machine's directories (results are committed)."""
-    path = path.resolve()
-    if path.is_relative_to(REPO):
-        return f"<repository>/{path.relative_to(REPO).as_posix()}"
-    return f"<outside the repository>/{path.name}"
+    try:
+        return f"<repository>/{path.resolve().relative_to(REPO).as_posix()}"
+    except ValueError:
+        return f"<outside the repository>/{path.name}"
 
 
 def environment() -> dict:
