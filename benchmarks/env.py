@@ -47,6 +47,15 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+def _where(path: Path) -> str:
+    """``path`` relative to the repository if it is inside it; otherwise where it is installed,
+    without this machine's directories (results are committed)."""
+    try:
+        return f"<repository>/{path.resolve().relative_to(REPO).as_posix()}"
+    except ValueError:
+        return f"<outside the repository>/{path.name}"
+
+
 def environment() -> dict:
     import torch
 
@@ -66,7 +75,7 @@ def environment() -> dict:
         "numpy": _version("numpy"),
         "matplotlib": _version("matplotlib"),
         "torch_export_names": torch_export_names.__version__,
-        "torch_export_names_path": str(Path(torch_export_names.__file__).parent),
+        "torch_export_names_path": _where(Path(torch_export_names.__file__).parent),
         "git_commit": _git("rev-parse", "HEAD"),
         "git_dirty_files": None if status is None else len(status.splitlines()),
     }

@@ -9,7 +9,10 @@ and node counts; ``repair`` alone against the upstream top-level-only loop and t
 rebuild, on the same graphs; end-to-end lowering with the export hook on and off
 (alternating); ExecuTorch's Qualcomm export pipeline with the hook; the HTP adapter's
 partitioning cost (QNN SDK replaced by a test double); and ``repair`` alone on synthetic
-graphs up to a million nodes. Writes ``results.json`` (every sample, environment, load),
+graphs up to a million nodes. Last, in a child process under valgrind's callgrind
+(``benchmarks/instructions.py``), the instructions ``repair`` and the loop execute per
+call: the measure that does not move with the machine's load, on which the 1.2x target
+is judged. Writes ``results.json`` (every sample, environment, load),
 ``results.md`` and PNG plots to ``--out``.
 """
 
@@ -34,6 +37,8 @@ DEFAULT = {
     "e2e_layers": [1],
     "htp_layers": [1],
     "synthetic_sizes": [10_000, 30_000, 100_000, 300_000, 1_000_000],
+    "instr_layers": [1, 4, 16],
+    "instr_synthetic_sizes": [10_000],
     "out": Path(__file__).resolve().parent / "results",
 }
 FULL = {
@@ -41,6 +46,8 @@ FULL = {
     "e2e_layers": [1, 4, 16],
     "htp_layers": [1, 4, 8],
     "synthetic_sizes": [10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000],
+    "instr_layers": [1, 4, 16, 64],
+    "instr_synthetic_sizes": [10_000, 100_000],
     "out": Path(__file__).resolve().parent / "results" / "full",
 }
 
@@ -70,6 +77,19 @@ def parse_args(argv=None) -> argparse.Namespace:
         help=f"layer counts for QNN partitioning (default {DEFAULT['htp_layers']})",
     )
     p.add_argument("--synthetic-sizes", type=_int_list, help="synthetic graph sizes in nodes")
+    p.add_argument(
+        "--instr-layers",
+        type=_int_list,
+        help=f"layer counts for instruction counts under callgrind (default {DEFAULT['instr_layers']})",
+    )
+    p.add_argument(
+        "--instr-synthetic-sizes",
+        type=_int_list,
+        help=f"synthetic sizes for instruction counts (default {DEFAULT['instr_synthetic_sizes']})",
+    )
+    p.add_argument(
+        "--instr-reps", type=int, default=2, help="counted calls per method under callgrind (default 2)"
+    )
     p.add_argument("--export-reps", type=int, default=3, help="torch.export repetitions per size (default 3)")
     p.add_argument(
         "--micro-reps", type=int, default=15, help="repetitions of each naming method (default 15)"
@@ -94,16 +114,18 @@ def parse_args(argv=None) -> argparse.Namespace:
         metavar="RESULTS_JSON",
         help="measure nothing: write results.md and the plots again from a results.json (next to it)",
     )
-    for part in ("e2e", "qnn", "htp", "synthetic", "plots"):
+    for part in ("e2e", "qnn", "htp", "synthetic", "instructions", "plots"):
         p.add_argument(f"--no-{part}", action="store_true", help=f"skip the {part} part")
     args = p.parse_args(argv)
     preset = FULL if args.full else DEFAULT
-    for key in ("layers", "e2e_layers", "htp_layers", "synthetic_sizes"):
+    lists = ("layers", "e2e_layers", "htp_layers", "synthetic_sizes", "instr_layers", "instr_synthetic_sizes")
+    for key in lists:
         if getattr(args, key) is None:
             setattr(args, key, preset[key])
     if args.out is None:
         args.out = Path(preset["out"])
-    for key in ("export_reps", "micro_reps", "e2e_pairs", "htp_reps", "synthetic_reps", "threads"):
+    counts = ("export_reps", "micro_reps", "e2e_pairs", "htp_reps", "synthetic_reps", "instr_reps", "threads")
+    for key in counts:
         if getattr(args, key) < 1:
             p.error(f"--{key.replace('_', '-')} must be >= 1, got {getattr(args, key)}")
     return args
@@ -128,6 +150,8 @@ def _total_steps(args) -> int:
         steps += len(args.htp_layers)
     if not args.no_synthetic:
         steps += len(set(args.synthetic_sizes))
+    if not args.no_instructions:
+        steps += 1
     return steps
 
 
@@ -160,7 +184,7 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    from benchmarks import htp, llama, report, synthetic, targets
+    from benchmarks import htp, instructions, llama, report, synthetic, targets
     from benchmarks.env import environment
     from benchmarks.models import build_llama, export_llama
     from benchmarks.progress import Progress
@@ -195,14 +219,18 @@ def main(argv=None) -> int:
             "htp_layers": [] if args.no_htp else args.htp_layers,
             "htp_reps": args.htp_reps,
             "synthetic_reps": args.synthetic_reps,
+            "instr_layers": [] if args.no_instructions else args.instr_layers,
+            "instr_synthetic_sizes": [] if args.no_instructions else args.instr_synthetic_sizes,
+            "instr_reps": args.instr_reps,
             "torch_num_threads": args.threads,
             "export": "torch.export.export(model, (tokens, {'input_pos': ...}), strict=False)",
             "gc": "gc.freeze() after imports and a warm-up export; single-step timings: gc.collect() then "
             "the untimed reset, collector off until the call returns; end-to-end runs: gc.collect() "
             "before, collector on during",
-            "interleaving": "naming methods run in rotation within each repetition (loop, deepcopy, "
-            "reserve_node_names, propagate_subgraph_names, repair); end-to-end hook off/on alternate, "
-            "first of each pair swapped",
+            "interleaving": "naming methods run in rotation within each repetition (loop, "
+            "reserve_node_names, propagate_subgraph_names, repair); the deepcopy rebuild before them, "
+            "in its own repetitions (it recompiles the module, which slows the calls after it); "
+            "end-to-end hook off/on alternate, first of each pair swapped",
             "reset_between_reps": "torch_export_names._fx_namespace.snapshot/restore of the just-exported "
             "names, untimed (repair is idempotent)",
         },
@@ -237,6 +265,11 @@ def main(argv=None) -> int:
     if not args.no_synthetic:
         results["synthetic"] = synthetic.scaling_run(
             args.synthetic_sizes, reps=args.synthetic_reps, progress=progress
+        )
+    if not args.no_instructions:
+        # Last, so that the child (one core, under valgrind) runs while nothing is timed.
+        results["instructions"] = instructions.measure(
+            args.instr_layers, args.instr_synthetic_sizes, reps=args.instr_reps, progress=progress
         )
 
     load_after = loadavg()

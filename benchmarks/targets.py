@@ -1,9 +1,15 @@
-"""The issue's performance targets, judged on the figures of one run."""
+"""The issue's performance targets, judged on the figures of one run.
+
+repair within 1.2x of the upstream loop is judged on instruction counts (callgrind,
+``benchmarks/instructions.py``): the wall-clock ratio of two calls of tens of microseconds
+moves with the load of a shared machine and with its caches, so it is reported in the
+figure but not judged. The other targets are wall clock.
+"""
 
 from __future__ import annotations
 
 REPAIR_TO_EXPORT_MAX = 0.0002  # 0.02 % (issue 15; was 0.05 %)
-REPAIR_TO_LOOP_MAX = 1.2  # issue 15: one pass over the nodes (was 2x)
+REPAIR_TO_LOOP_MAX = 1.2  # issue 15: one pass over the nodes (was 2x); judged on instruction counts
 DEEPCOPY_TO_REPAIR_MIN = 20.0
 PER_NODE_GROWTH_MAX = 1.5
 
@@ -25,17 +31,7 @@ def evaluate(results: dict) -> list[dict]:
                 "repair/export: " + ", ".join(f"{row['layers']}L {x * 100:.4f}%" for row, x in zip(rows, r)),
             )
         )
-        r = [row["ratios"]["repair_to_top_level_loop"] for row in rows]
-        nested = sum(row["graphs"] - 1 for row in rows)
-        out.append(
-            _target(
-                "repair within 1.2x of the upstream top-level-only loop",
-                max(r) <= REPAIR_TO_LOOP_MAX,
-                "repair/loop: "
-                + ", ".join(f"{row['layers']}L {x:.2f}x" for row, x in zip(rows, r))
-                + f" (nested graphs in these programs: {nested})",
-            )
-        )
+        out.append(_loop_target(rows, results.get("instructions")))
         r = [row["ratios"]["deepcopy_to_repair"] for row in rows]
         out.append(
             _target(
@@ -47,7 +43,7 @@ def evaluate(results: dict) -> list[dict]:
     else:
         for name in (
             "repair <= 0.02% of export",
-            "repair within 1.2x of top-level loop",
+            "repair within 1.2x of top-level loop (instructions)",
             "repair >= 20x deepcopy",
         ):
             out.append(_target(name, None, "not measured"))
@@ -67,6 +63,8 @@ def evaluate(results: dict) -> list[dict]:
             or "not measured",
         )
     )
+
+    out.append(_synthetic_loop_target(results.get("instructions")))
 
     syn = results.get("synthetic")
     if syn and syn.get("points"):
@@ -89,3 +87,55 @@ def evaluate(results: dict) -> list[dict]:
     else:
         out.append(_target("linear scaling to 1M nodes", None, "not measured"))
     return out
+
+
+def _not_measured(instr: dict | None) -> str:
+    if not instr:
+        return "instruction counts not measured (--no-instructions)"
+    return f"instruction counts not measured ({instr.get('reason', 'no sizes')})"
+
+
+def _loop_target(rows: list[dict], instr: dict | None) -> dict:
+    """repair vs the upstream loop on the Llama programs: judged on instructions executed.
+
+    Wall-clock ratios of calls of tens of microseconds move with the load of a shared
+    machine and the state of its caches; they are reported next to the counts, not judged.
+    """
+    wall = "wall clock (medians, interleaved): " + ", ".join(
+        f"{row['layers']}L {row['ratios']['repair_to_top_level_loop']:.2f}x" for row in rows
+    )
+    nested = sum(row["graphs"] - 1 for row in rows)
+    name = "repair within 1.2x of the upstream top-level-only loop (instructions, Llama sizes)"
+    if not instr or not instr.get("available") or not instr.get("llama"):
+        return _target(name, None, f"{_not_measured(instr)}; {wall}")
+    r = [(x["layers"], x["ratios"]["repair_to_top_level_loop"]) for x in instr["llama"]]
+    return _target(
+        name,
+        max(x for _, x in r) <= REPAIR_TO_LOOP_MAX,
+        "instructions (callgrind): "
+        + ", ".join(f"{n}L {x:.2f}x" for n, x in r)
+        + f"; {wall} (nested graphs in these programs: {nested})",
+    )
+
+
+def _synthetic_loop_target(instr: dict | None) -> dict:
+    """The same on the synthetic graphs, in both states (export-like and every name unrecorded)."""
+    name = "repair within 1.2x of the upstream top-level-only loop (instructions, synthetic graphs)"
+    if not instr or not instr.get("available") or not instr.get("synthetic"):
+        return _target(name, None, _not_measured(instr))
+    rows = instr["synthetic"]
+    worst = max(
+        max(r["ratios"]["repair_export_like_to_top_level_loop"], r["ratios"]["repair_to_top_level_loop"])
+        for r in rows
+    )
+    return _target(
+        name,
+        worst <= REPAIR_TO_LOOP_MAX,
+        "instructions (callgrind), export-like / every name unrecorded: "
+        + ", ".join(
+            f"{r['nodes']:,} nodes {r['ratios']['repair_export_like_to_top_level_loop']:.2f}x / "
+            f"{r['ratios']['repair_to_top_level_loop']:.2f}x"
+            for r in rows
+        )
+        + " (the loop on a bare Graph: no GraphModule.graph property per node)",
+    )

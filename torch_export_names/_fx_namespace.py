@@ -257,14 +257,32 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
             continue
         used.add(name)
         new += 1
-        base, sep, digits = name.rpartition("_")  # split_suffix, inlined
-        if sep and base and digits.isdigit() and digits.isascii():
+        base, _, digits = name.rpartition("_")  # split_suffix, inlined (no "_": base is "")
+        if base and digits.isdigit() and digits.isascii():
             num = int(digits)
             if base_count.get(base, 0) < num:
                 base_count[base] = num
-    if illegal is not None and not refused.keys().isdisjoint(used):
-        # Some name create_name refuses is recorded: look at the placeholders.
-        illegal.extend(n for n in placeholders(graph) if n.name in refused and n not in illegal)
+    if illegal is not None:
+        # A placeholder's refused name may be recorded with its node (torch.fx patched to
+        # record names without checking them). Either ask about every placeholder, from
+        # torch.fx's node index where it has one, or ask whether any recorded name is
+        # refused (a set test per name of the smaller of the two): whichever is fewer
+        # steps, a placeholder costing about two set tests.
+        phs = None
+        find = getattr(graph, "find_nodes", None)
+        if find is not None:
+            try:
+                phs = find(op="placeholder", sort=False)  # graph order is not needed to ask
+            except TypeError:  # a find_nodes without ``sort``
+                phs = find(op="placeholder")
+            if 2 * len(phs) >= min(len(used), len(refused)):
+                phs = None
+        if phs is not None:
+            at_risk = any([n for n in phs if n.name in refused])
+        else:
+            at_risk = not refused.keys().isdisjoint(used)
+        if at_risk:
+            illegal.extend(n for n in placeholders(graph) if n.name in refused and n not in illegal)
     return new
 
 

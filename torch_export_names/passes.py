@@ -167,6 +167,8 @@ def _legalize_forward_arg_names(ep) -> None:
     refused = _ns.illegal_names().keys()
     for entry in ep.module_call_graph:
         sig = entry.signature
+        if sig is None:  # most entries (one per submodule call) have none
+            continue
         names = _compat.forward_arg_names(ep, entry)
         if not names or refused.isdisjoint(names):
             continue
