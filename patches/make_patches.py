@@ -441,6 +441,14 @@ _OLD_KWARGS_NAMES = '''\
         names.extend([kwarg for kwarg, _ in kwargs.items()])
 '''
 
+_RENAME_OBJECT_13 = '''\
+    def _rename_object(self, obj: object, name: str) -> None:
+        if obj not in self._obj_to_name:
+            raise AssertionError(f"Object {obj} is not in _obj_to_name")
+        self._obj_to_name[obj] = name
+        self._used_names.add(name)
+'''
+
 _NAME_ASSIGNMENT = r"^\s*[\w\[\]\.]+\.name = "
 
 
@@ -448,36 +456,11 @@ EDITS: list[Edit] = [
     Edit(
         "torch/fx/graph.py: new _Namespace._record_name",
         (
-            Alt("torch/fx/graph.py", '''\
-    def _rename_object(self, obj: object, name: str) -> None:
-        if obj not in self._obj_to_name:
-            raise AssertionError(f"Object {obj} is not in _obj_to_name")
-        self._obj_to_name[obj] = name
-        self._used_names.add(name)
-''', '''\
-    def _rename_object(self, obj: object, name: str) -> None:
-        if obj not in self._obj_to_name:
-            raise AssertionError(f"Object {obj} is not in _obj_to_name")
-        self._obj_to_name[obj] = name
-        self._used_names.add(name)
-
-    def _record_name(self, obj: object, name: str) -> None:
-        """Record ``name``, which the caller has already given to ``obj``.
-
-        ``create_name`` will not hand ``name`` out again, and the per-base
-        suffix counter is raised to ``name``'s suffix so that ``create_name``
-        stays O(1). Unlike ``_rename_object``, ``obj`` need not be associated
-        yet and ``name`` is not checked: callers that rename many objects at
-        once may pass through a transient duplicate.
-        """
-        self._obj_to_name[obj] = name
-        self._used_names.add(name)
-        match = _name_regex.match(name)
-        if match is not None and match.group(2) is not None:
-            base, num = match.group(1), int(match.group(2))
-            if num > self._base_count.get(base, 0):
-                self._base_count[base] = num
-'''),
+            Alt(
+                "torch/fx/graph.py",
+                _RENAME_OBJECT_13,
+                _RENAME_OBJECT_13 + _record_name("object", "_name_regex"),
+            ),
             Alt(
                 "torch/fx/graph.py",
                 _RENAME_OBJECT_ANY,
