@@ -88,7 +88,8 @@ def main(argv: list[str]) -> int:
         env = _json(res / "env.json") or {}
         et = _read(res / "executorch") or "none: " + (_read(res / "executorch-failed") or "?")
         if (res / "install-failed").exists():
-            rows.append(f"| {v} | {et} | {_read(res / 'install-failed')} | not run | not run | ? |")
+            rows.append(f"| {v} | `{_read(res / 'commit') or '?'}` | {et} | {_read(res / 'install-failed')} "
+                        "| not run | not run | ? |")
             failed = True
             continue
         kept = env.get("torch", "?").split("+")[0] == v
@@ -102,12 +103,13 @@ def main(argv: list[str]) -> int:
         failed |= not patch_ok
         affected = env.get("is_affected")
         hook = {True: "yes", False: "no"}.get(affected, f"cannot tell: {affected}")
-        rows.append(f"| {v} | {et} | {keep} | {tests} | {patch} | {hook} |")
+        commit = _read(res / "commit") or "?"
+        rows.append(f"| {v} | `{commit}` | {et} | {keep} | {tests} | {patch} | {hook} |")
 
     table = [
-        "| torch | ExecuTorch in the run | `pip install .` keeps this torch | tests | "
+        "| torch | commit | ExecuTorch in the run | `pip install .` keeps this torch | tests | "
         "patch applies and fixes | hook needed on stock torch |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
         *rows,
     ]
     mark = lambda c: "-" if c is None else {True: "pass", False: "fail", None: "skip"}[c["ok"]]  # noqa: E731
