@@ -2,6 +2,8 @@
 
     python scripts/matrix_report.py RESULTS OUT README MINUTES VERSION...
 
+MATRIX_NOTE, if set, is printed under the header (e.g. which rows were re-run, and why).
+
 Every figure comes from the files a row left in RESULTS/<version>: pytest's summary line
 and junit report, the patch harness's JSON, env.json (versions, ``is_affected()``).
 Exits 1 if any row failed (install, a test, or the patch harness).
@@ -12,6 +14,7 @@ from __future__ import annotations
 import collections
 import datetime
 import json
+import os
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -122,6 +125,7 @@ def main(argv: list[str]) -> int:
         "installs it: it must keep that torch), the ExecuTorch release that pins that torch where",
         "one installs on Python 3.11, the full suite (`python -m pytest tests`) and the patch",
         "harness (`python -m torch_export_names.patches verify`). Each venv was deleted after its row.",
+        *([os.environ["MATRIX_NOTE"]] if os.environ.get("MATRIX_NOTE") else []),
         "",
         *table,
         "",
