@@ -187,7 +187,9 @@ def main(argv=None) -> int:
         try:
             rows.append(measure(name, full=args.full, reps=args.reps, lowering_reps=args.lowering))
         except Exception as e:  # noqa: BLE001 - reported in the table
-            rows.append({"model": name, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"})
+            # the first line with text: ExecuTorch's SpecViolationError starts with an empty one
+            first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
+            rows.append({"model": name, "error": f"{type(e).__name__}: {first[:200]}"})
         print(f"  {rows[-1]}", file=sys.stderr, flush=True)
     import transformers
 
