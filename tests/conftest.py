@@ -14,12 +14,17 @@ def lint_all(obj) -> None:
         graph.lint()
 
 
+def _torch_attr(module: str, name: str):
+    """``module.name`` of this torch, or None where this torch lacks the module or the name."""
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+
+
 def torch_api(module: str, name: str):
     """``module.name`` of this torch, or skip the test naming what this torch lacks."""
-    try:
-        found = getattr(importlib.import_module(module), name, None)
-    except ImportError:
-        found = None
+    found = _torch_attr(module, name)
     if found is None:
         pytest.skip(f"torch {torch.__version__} has no {module}.{name}")
     return found
@@ -39,10 +44,7 @@ def import_or_skip(module: str, reason: str):
 
 
 def torch_has(module: str, name: str) -> bool:
-    try:
-        return getattr(importlib.import_module(module), name, None) is not None
-    except ImportError:
-        return False
+    return _torch_attr(module, name) is not None
 
 
 # Higher-order ops and export features that not every supported torch has (2.4 - 2.15).

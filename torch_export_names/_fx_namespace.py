@@ -268,15 +268,9 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
         # torch.fx's node index where it has one, or ask whether any recorded name is
         # refused (a set test per name of the smaller of the two): whichever is fewer
         # steps, a placeholder costing about two set tests.
-        phs = None
-        find = getattr(graph, "find_nodes", None)
-        if find is not None:
-            try:
-                phs = find(op="placeholder", sort=False)  # graph order is not needed to ask
-            except TypeError:  # a find_nodes without ``sort``
-                phs = find(op="placeholder")
-            if 2 * len(phs) >= min(len(used), len(refused)):
-                phs = None
+        phs = _indexed_placeholders(graph, ordered=False)  # graph order is not needed to ask
+        if phs is not None and 2 * len(phs) >= min(len(used), len(refused)):
+            phs = None
         if phs is not None:
             at_risk = any([n for n in phs if n.name in refused])
         else:
@@ -286,11 +280,25 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
     return new
 
 
+def _indexed_placeholders(graph: torch.fx.Graph, *, ordered: bool) -> list[torch.fx.Node] | None:
+    """``graph``'s placeholders from torch.fx's node index, in graph order if ``ordered``;
+    None where this torch has no index (``Graph.find_nodes``)."""
+    find = getattr(graph, "find_nodes", None)
+    if find is None:
+        return None
+    if ordered:
+        return find(op="placeholder")
+    try:
+        return find(op="placeholder", sort=False)
+    except TypeError:  # a find_nodes without ``sort``
+        return find(op="placeholder")
+
+
 def placeholders(graph: torch.fx.Graph) -> list[torch.fx.Node]:
     """``graph``'s placeholders, in order, from torch.fx's node index where it has one."""
-    find = getattr(graph, "find_nodes", None)
-    if find is not None:
-        return find(op="placeholder")
+    found = _indexed_placeholders(graph, ordered=True)
+    if found is not None:
+        return found
     return [n for n in graph.nodes if n.op == "placeholder"]
 
 
