@@ -3,6 +3,8 @@
     python -m benchmarks.instructions                       # 1, 4, 16 layers; synthetic 10k and 100k nodes
     python -m benchmarks.instructions --layers 1 --keep DIR # keep the callgrind files (callgrind_annotate)
     python -m benchmarks.instructions --cache-sim           # also simulated cache misses
+    python -m benchmarks.instructions --layers 0 --synthetic-sizes 0 --hf "Qwen3 0.6B"
+                                                            # a Hugging Face architecture (benchmarks.hf)
 
 Wall-clock ratios of two calls that take tens of microseconds move with the load of a
 shared machine and with what its caches hold; the number of instructions a call executes
@@ -46,6 +48,7 @@ _HELPER_C = r"""
 #include <valgrind/callgrind.h>
 void ten_toggle(void) { CALLGRIND_TOGGLE_COLLECT; }
 void ten_start(void) { CALLGRIND_START_INSTRUMENTATION; }
+void ten_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; }
 void ten_dump(const char *label) { CALLGRIND_DUMP_STATS_AT(label); }
 int ten_running(void) { return RUNNING_ON_VALGRIND; }
 """
@@ -95,13 +98,23 @@ def measure(
     layers: list[int],
     synthetic_sizes: list[int],
     *,
+    hf_models: list[str] = (),
+    hf_full_width: bool = False,
+    hf_layers: int | None = None,
     reps: int = DEFAULT_REPS,
     cache_sim: bool = False,
     keep: Path | None = None,
     progress=None,
 ) -> dict:
-    """Instructions per call of each method, and the ratios; ``available: False`` and why if not measured."""
-    result = _measure(layers, synthetic_sizes, reps=reps, cache_sim=cache_sim, keep=keep)
+    """Instructions per call of each method, and the ratios; ``available: False`` and why if not measured.
+
+    ``hf_models``: names from ``benchmarks.hf.ARCHITECTURES``, built and exported as
+    ``benchmarks.hf`` does (real widths with ``hf_full_width``, ``hf_layers`` instead of the
+    real depth if given); a model that fails to build or export is reported in
+    ``result["hf"]`` with its error.
+    """
+    hf_spec = {"models": list(hf_models), "full_width": hf_full_width, "layers": hf_layers}
+    result = _measure(layers, synthetic_sizes, hf_spec, reps=reps, cache_sim=cache_sim, keep=keep)
     if progress is not None:
         progress.step(
             f"instruction counts (callgrind): {_summary(result)}"
@@ -111,7 +124,7 @@ def measure(
     return result
 
 
-def _measure(layers, synthetic_sizes, *, reps, cache_sim, keep) -> dict:
+def _measure(layers, synthetic_sizes, hf_spec, *, reps, cache_sim, keep) -> dict:
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         return {"available": False, "reason": "valgrind is not installed"}
@@ -141,6 +154,8 @@ def _measure(layers, synthetic_sizes, *, reps, cache_sim, keep) -> dict:
             ",".join(map(str, synthetic_sizes)) or "0",
             "--reps",
             str(reps),
+            "--hf-json",
+            json.dumps(hf_spec),
         ]
         path = os.pathsep.join([*_source_roots(), os.environ.get("PYTHONPATH", "")])
         # A fixed string-hash seed, so that set and dict probes over names are the same from run
@@ -167,9 +182,13 @@ def _measure(layers, synthetic_sizes, *, reps, cache_sim, keep) -> dict:
         "duration_s": time.perf_counter() - t0,
         "llama": [],
         "synthetic": [],
+        "hf": [],
     }
-    for kind in ("llama", "synthetic"):
-        for case in info[kind]:
+    for kind in ("llama", "synthetic", "hf"):
+        for case in info.get(kind, []):
+            if "error" in case:
+                result[kind].append(dict(case["meta"], error=case["error"]))
+                continue
             key = case["key"]
             base = counts[f"{key}:noop"]
             row = dict(case["meta"])
@@ -183,7 +202,7 @@ def _measure(layers, synthetic_sizes, *, reps, cache_sim, keep) -> dict:
 
 def _add_ratios(row: dict, kind: str) -> None:
     ir = {m: row[m]["Ir"] for m in row if isinstance(row[m], dict) and "Ir" in row[m]}
-    if kind == "llama":
+    if kind in ("llama", "hf"):
         row["ratios"] = {"repair_to_top_level_loop": ir["repair"] / ir["top_level_loop"]}
         row["repair_ir_per_node"] = ir["repair"] / row["nodes_total"]
     else:
@@ -196,6 +215,10 @@ def _add_ratios(row: dict, kind: str) -> None:
 
 def _summary(result: dict) -> str:
     parts = [f"{r['layers']}L {r['ratios']['repair_to_top_level_loop']:.2f}x" for r in result["llama"]]
+    parts += [
+        f"{r['model']} " + (f"{r['ratios']['repair_to_top_level_loop']:.2f}x" if "ratios" in r else "failed")
+        for r in result.get("hf", [])
+    ]
     parts += [
         f"synthetic {r['nodes']:,} {r['ratios']['repair_export_like_to_top_level_loop']:.2f}x "
         f"(all unrecorded {r['ratios']['repair_to_top_level_loop']:.2f}x)"
@@ -214,7 +237,7 @@ def _valgrind_version(valgrind: str) -> str:
 # --- the child, under valgrind -------------------------------------------------------------
 
 
-def _child(helper: str, layers: list[int], sizes: list[int], reps: int) -> None:
+def _child(helper: str, layers: list[int], sizes: list[int], reps: int, hf_spec: dict) -> None:
     import ctypes
     import gc
     import logging
@@ -268,12 +291,46 @@ def _child(helper: str, layers: list[int], sizes: list[int], reps: int) -> None:
     gc.collect()
     gc.freeze()  # what exists now lives to the end: keep the collections before each call small
     lib.ten_start()  # from here on every instruction is simulated; counting stays off
-    info = {"llama": [], "synthetic": []}
+    info = {"llama": [], "synthetic": [], "hf": []}
     for case in cases:
         kind, key, meta, fns, _ = case
         _run_case(lib, case, reps, noop)
         info[kind].append({"key": key, "meta": meta, "methods": list(fns)})
+    del cases
+    for i, name in enumerate(hf_spec.get("models", [])):
+        # One model at a time (real widths take gigabytes), built and exported with
+        # instrumentation off again.
+        meta = {"model": name, "full_width": hf_spec.get("full_width", False)}
+        lib.ten_stop()
+        try:
+            case = _hf_case(f"hf{i}", name, meta, hf_spec.get("layers"))
+        except Exception as e:  # noqa: BLE001 - reported in the result
+            first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
+            info["hf"].append({"meta": meta, "error": f"{type(e).__name__}: {first[:200]}"})
+            continue
+        finally:
+            gc.collect()
+            lib.ten_start()
+        _run_case(lib, case, reps, noop)
+        info["hf"].append({"key": case[1], "meta": meta, "methods": list(case[3])})
+        del case
+        gc.collect()
     print(json.dumps(info), flush=True)
+
+
+def _hf_case(key: str, name: str, meta: dict, layers: int | None):
+    """The case of one Hugging Face architecture, exported as ``benchmarks.hf`` exports it."""
+    from benchmarks import hf, methods
+
+    ep = hf.export(hf.build(name, full=meta["full_width"], layers=layers))
+    top, total, graphs = methods.node_counts(ep)
+    meta.update(nodes_top=top, nodes_total=total, graphs=graphs)
+    reset = methods.Unrepaired(ep)
+    fns = {
+        "top_level_loop": lambda: methods.run_upstream_top_level_loop(ep),
+        "repair": lambda: methods.run_repair(ep),
+    }
+    return ("hf", key, meta, fns, dict.fromkeys(fns, reset.reset))
 
 
 def _run_case(lib, case, reps: int, noop) -> None:
@@ -315,18 +372,32 @@ def main(argv=None) -> int:
     p.add_argument("--cache-sim", action="store_true", help="also count simulated cache misses (slower)")
     p.add_argument("--keep", type=Path, help="keep the callgrind files here (one per size and method)")
     p.add_argument("--json", type=Path, help="write the result here")
+    p.add_argument("--hf", nargs="*", default=[], metavar="MODEL",
+                   help="Hugging Face architectures from benchmarks.hf (reduced widths; --hf-full: real)")
+    p.add_argument("--hf-full", action="store_true", help="real widths for --hf")
+    p.add_argument("--hf-json", help=argparse.SUPPRESS)
     p.add_argument("--child", metavar="HELPER", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        _child(args.child, args.layers, args.synthetic_sizes, args.reps)
+        _child(args.child, args.layers, args.synthetic_sizes, args.reps, json.loads(args.hf_json or "{}"))
         return 0
+    unknown = [m for m in args.hf if m not in _hf_names()]
+    if unknown:
+        p.error(f"unknown --hf model(s) {unknown}; choose from {_hf_names()}")
     result = measure(
-        args.layers, args.synthetic_sizes, reps=args.reps, cache_sim=args.cache_sim, keep=args.keep
+        args.layers, args.synthetic_sizes, hf_models=args.hf, hf_full_width=args.hf_full,
+        reps=args.reps, cache_sim=args.cache_sim, keep=args.keep,
     )
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
     print(format_table(result))
     return 0 if result["available"] else 1
+
+
+def _hf_names() -> list[str]:
+    from benchmarks.hf import ARCHITECTURES
+
+    return list(ARCHITECTURES)
 
 
 def format_table(result: dict) -> str:
@@ -338,6 +409,14 @@ def format_table(result: dict) -> str:
     for r in result["llama"]:
         lines.append(
             f"| {r['layers']} layers | {r['nodes_total']} | {r['repair']['Ir']:,.0f} "
+            f"| {r['top_level_loop']['Ir']:,.0f} | {r['ratios']['repair_to_top_level_loop']:.3f}x |"
+        )
+    for r in result.get("hf", []):
+        if "error" in r:
+            lines.append(f"| {r['model']} | failed: {r['error']} | | | |")
+            continue
+        lines.append(
+            f"| {r['model']} | {r['nodes_total']} | {r['repair']['Ir']:,.0f} "
             f"| {r['top_level_loop']['Ir']:,.0f} | {r['ratios']['repair_to_top_level_loop']:.3f}x |"
         )
     for r in result["synthetic"]:
@@ -352,8 +431,10 @@ def format_table(result: dict) -> str:
         )
     if result.get("cache_sim"):
         lines += ["", "Simulated cache misses per call (D1 read+write misses, last-level data misses):"]
-        for r in result["llama"] + result["synthetic"]:
-            name = f"{r['layers']} layers" if "layers" in r else f"synthetic {r['nodes']:,}"
+        measured_hf = [r for r in result.get("hf", []) if "error" not in r]
+        for r in result["llama"] + result["synthetic"] + measured_hf:
+            name = (f"{r['layers']} layers" if "layers" in r
+                    else r["model"] if "model" in r else f"synthetic {r['nodes']:,}")
             for m in ("repair", "top_level_loop", "repair_export_like"):
                 if m in r:
                     ev = r[m]

@@ -11,6 +11,7 @@ import json
 import pytest
 import torch
 
+import torch_export_names
 from benchmarks import instructions, methods, synthetic, targets
 from benchmarks.lowering import parse_args
 from benchmarks.pipelines import hook
@@ -208,16 +209,67 @@ def test_hf_benchmark_measures_a_two_layer_model():
     pytest.importorskip("transformers", reason="benchmarks/hf.py needs the bench extra (transformers)")
     from benchmarks import hf
 
-    name = "Qwen3 0.6B"
-    real_layers = hf.ARCHITECTURES[name][1]["num_hidden_layers"]
-    try:
-        hf.ARCHITECTURES[name][1]["num_hidden_layers"] = 2
-        row = hf.measure(name, full=False, reps=3, lowering_reps=0)
-    finally:
-        hf.ARCHITECTURES[name][1]["num_hidden_layers"] = real_layers
+    row = hf.measure("Qwen3 0.6B", full=False, reps=3, lowering_reps=0, layers=2)
     assert row["nodes_top"] > 50 and row["unrecorded_after_export"] >= 0
     assert row["repair"]["n"] == 3 and row["repair_over_loop"] > 0
     assert "| Qwen3 0.6B |" in hf.to_markdown([row], "header")
+
+
+class _TwoOps(torch.nn.Module):
+    def forward(self, x):
+        return (x * 2).relu()
+
+
+def test_hf_model_that_fails_to_lower_keeps_its_export_figures_and_says_which_hook_state(monkeypatch):
+    from benchmarks import hf
+
+    calls = []
+
+    def lower(model):
+        calls.append(torch_export_names.is_installed())
+        if len(calls) == 2:
+            raise RuntimeError("\nOperator torch._ops.aten.histc.default is not in Core ATen opset")
+        return 1.0
+
+    monkeypatch.setattr(hf, "build", lambda name, *, full, layers=None: _TwoOps())
+    monkeypatch.setattr(hf, "export", lambda model: torch.export.export(model, (torch.ones(3),)))
+    monkeypatch.setattr(hf, "lower_xnnpack", lower)
+    row = hf.measure("Qwen3 0.6B", full=False, reps=3, lowering_reps=2)
+    assert calls == [False, True]
+    assert row["lowering_error"] == (
+        "hook on: RuntimeError: Operator torch._ops.aten.histc.default is not in Core ATen opset"
+    )
+    assert row["repair"]["n"] == 3 and row["nodes_top"] == 4 and "lowering_on" not in row
+    md = hf.to_markdown([row], "header")
+    assert "| Qwen3 0.6B | failed: hook on: RuntimeError: Operator torch._ops.aten.histc" in md
+    assert "| Qwen3 0.6B | 4 / 4, 1 |" in md
+
+
+def _hf_row(model: str, share: float, instr_ratio: float | None) -> dict:
+    row = {"model": model, "repair_over_export": share}
+    if instr_ratio is not None:
+        row["instructions"] = {"ratios": {"repair_to_top_level_loop": instr_ratio}}
+    return row
+
+
+def test_hf_targets_name_the_worst_model_and_what_was_not_counted():
+    met = hf_targets([_hf_row("A", 0.0001, 0.8), _hf_row("B", 0.00015, 1.1)])
+    assert met == [
+        "- repair <= 0.02% of torch.export: **met** (at most 0.0150%, B)",
+        "- repair <= 1.2x the top-level loop, instructions: **met** (at most 1.10x, B)",
+    ]
+    missed = hf_targets([_hf_row("A", 0.0003, 1.3), _hf_row("B", 0.0001, None), {"model": "C", "error": "x"}])
+    assert missed == [
+        "- repair <= 0.02% of torch.export: **not met** (at most 0.0300%, A)",
+        "- repair <= 1.2x the top-level loop, instructions: not measured for B",
+        "- repair <= 1.2x the top-level loop, instructions: **not met** (at most 1.30x, A)",
+    ]
+
+
+def hf_targets(rows):
+    from benchmarks import hf
+
+    return hf.targets(rows)
 
 
 def fake_instructions(*, layers: int, repair: float, loop: float, nodes: int = 100) -> dict:
@@ -267,3 +319,17 @@ def test_instruction_counts_of_a_one_layer_program_under_callgrind():
     (row,) = result["llama"]
     assert row["repair"]["Ir"] > 0 and row["top_level_loop"]["Ir"] > 0
     assert row["ratios"]["repair_to_top_level_loop"] == row["repair"]["Ir"] / row["top_level_loop"]["Ir"]
+
+
+@pytest.mark.slow
+def test_instruction_counts_of_a_two_layer_hugging_face_model_under_callgrind():
+    """An architecture from benchmarks.hf, exported in the child as benchmarks.hf exports it."""
+    pytest.importorskip("transformers", reason="benchmarks/hf.py needs the bench extra (transformers)")
+    result = instructions.measure([], [], hf_models=["Qwen3 0.6B"], hf_layers=2, reps=1)
+    if not result["available"]:
+        pytest.skip(result["reason"])
+    (row,) = result["hf"]
+    assert row["model"] == "Qwen3 0.6B" and row["nodes_top"] > 50, row
+    assert row["repair"]["Ir"] > 0 and row["top_level_loop"]["Ir"] > 0
+    assert row["ratios"]["repair_to_top_level_loop"] == row["repair"]["Ir"] / row["top_level_loop"]["Ir"]
+    assert "| Qwen3 0.6B |" in instructions.format_table(result)
