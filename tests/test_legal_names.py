@@ -212,6 +212,36 @@ def test_positional_argument_is_still_taken_by_position_after_the_rename():
     assert _computes_what_eager_does(ep, expected, X, X)
 
 
+class InfSubmodule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.nn.Linear(3, 3)
+
+    def forward(self, x, inf):
+        return self.inner(x) * math.inf + inf
+
+
+def test_only_the_top_level_entry_of_the_module_call_graph_holds_forward_arg_names():
+    """What _legalize_forward_arg_names relies on to read one entry, not one per submodule call."""
+    ep = torch.export.export(InfSubmodule(), (X, X), preserve_module_call_signature=("inner",))
+    entries = ep.module_call_graph
+    assert entries[0].fqn == "" and forward_arg_names(ep, entries[0]) == ["x", "inf"]
+    inner = next(e for e in entries if e.fqn == "inner")
+    assert inner.signature is not None  # preserved, and still without argument names
+    assert [e.fqn for e in entries[1:] if forward_arg_names(ep, e)] == []
+
+
+def test_top_level_forward_arg_names_are_found_when_the_entry_is_not_first():
+    expected, ep = eager_and_exported(InfSubmodule(), (X, X), repaired=False)
+    ep._module_call_graph.reverse()  # torch puts it first; a program edited by hand may not
+    assert [e.fqn for e in ep.module_call_graph] == ["inner", ""]
+    with pytest.warns(TorchExportNamesWarning, match=re.escape("argument 'inf' is renamed 'inf_1'")):
+        repair(ep)
+    assert forward_arg_names(ep, ep.module_call_graph[-1]) == ["x", "inf_1"]
+    ep._module_call_graph.reverse()
+    assert _computes_what_eager_does(ep, expected, X, X)
+
+
 def test_a_failing_repair_puts_the_signature_back(monkeypatch, caplog):
     import torch_export_names.passes
 

@@ -163,35 +163,46 @@ def _legalize_forward_arg_names(ep) -> None:
     graph means ``float("inf")``. An argument passed by keyword at export
     time is renamed in the call's input spec and example inputs too, so
     ``ep.module()`` accepts it by its new keyword.
+
+    Only the top-level entry of ``ep.module_call_graph`` can hold such names:
+    torch gives every submodule's signature ``forward_arg_names=None`` ("we only
+    propagate forward_arg_names for the top level module", torch/export/_trace.py;
+    so does ``collect_tracepoints_pass``), and ``unflatten`` / ``swap`` name a
+    submodule's arguments through ``create_name``. The top-level entry comes
+    first, so the other entries (one per submodule call, 263 in a 16-layer
+    decoder) are not read.
     """
-    refused = _ns.illegal_names().keys()
-    for entry in ep.module_call_graph:
-        sig = entry.signature
-        if sig is None:  # most entries (one per submodule call) have none
-            continue
-        names = _compat.forward_arg_names(ep, entry)
-        if not names or refused.isdisjoint(names):
-            continue
-        legal = _ns.legal_names(names)
-        renames = {old: new for old, new in zip(names, legal) if old != new}
-        _compat.set_forward_arg_names(ep, entry, legal)
-        if _is_args_kwargs_spec(sig.in_spec) and any(
-            k in renames for k in _compat.spec_children(sig.in_spec)[1].context
-        ):
-            sig.in_spec = _rename_kwargs_in_spec(sig.in_spec, renames)
-            if not entry.fqn and ep.example_inputs is not None:
-                args, kwargs = ep.example_inputs
-                _compat.set_example_inputs(ep, (args, {renames.get(k, k): v for k, v in kwargs.items()}))
-        where = f"submodule {entry.fqn!r}'s" if entry.fqn else "the exported program's"
-        for old, new in renames.items():
-            warn_once(
-                f"renamed-arg-{entry.fqn}-{old}",
-                f"torch_export_names: {where} argument {old!r} is renamed {new!r}: as a "
-                f"parameter of the code torch.fx generates it would shadow the builtin or "
-                f"global {old!r} that code uses, and change what ep.module() computes. "
-                f"ep.module() takes it in the same position, or by keyword as {new}=...",
-                stacklevel=5,
-            )
+    entries = ep.module_call_graph
+    if not entries:
+        return
+    entry = entries[0]
+    if entry.fqn:  # not torch's layout (the top level first): look for it
+        entry = next((e for e in entries if not e.fqn), None)
+        if entry is None:
+            return
+    sig = entry.signature
+    names = _compat.forward_arg_names(ep, entry)
+    if not names or _ns.illegal_names().keys().isdisjoint(names):
+        return
+    legal = _ns.legal_names(names)
+    renames = {old: new for old, new in zip(names, legal) if old != new}
+    _compat.set_forward_arg_names(ep, entry, legal)
+    if _is_args_kwargs_spec(sig.in_spec) and any(
+        k in renames for k in _compat.spec_children(sig.in_spec)[1].context
+    ):
+        sig.in_spec = _rename_kwargs_in_spec(sig.in_spec, renames)
+        if ep.example_inputs is not None:
+            args, kwargs = ep.example_inputs
+            _compat.set_example_inputs(ep, (args, {renames.get(k, k): v for k, v in kwargs.items()}))
+    for old, new in renames.items():
+        warn_once(
+            f"renamed-arg-{old}",
+            f"torch_export_names: the exported program's argument {old!r} is renamed {new!r}: as a "
+            f"parameter of the code torch.fx generates it would shadow the builtin or "
+            f"global {old!r} that code uses, and change what ep.module() computes. "
+            f"ep.module() takes it in the same position, or by keyword as {new}=...",
+            stacklevel=5,
+        )
 
 
 def _legalize(obj, graphs, illegal: dict[int, list[torch.fx.Node]]) -> int:
