@@ -253,23 +253,37 @@ def _hf_row(model: str, share: float, instr_ratio: float | None) -> dict:
 
 
 def test_hf_targets_name_the_worst_model_and_what_was_not_counted():
-    met = hf_targets([_hf_row("A", 0.0001, 0.8), _hf_row("B", 0.00015, 1.1)])
-    assert met == [
-        "- repair <= 0.02% of torch.export: **met** (at most 0.0150%, B)",
-        "- repair <= 1.2x the top-level loop, instructions: **met** (at most 1.10x, B)",
+    met = targets.evaluate_hf([_hf_row("A", 0.0001, 0.8), _hf_row("B", 0.00015, 1.1)])
+    assert [(t["met"], t["figure"]) for t in met] == [
+        (True, "at most 0.0150% (B)"),
+        (True, "at most 1.10x (B)"),
     ]
-    missed = hf_targets([_hf_row("A", 0.0003, 1.3), _hf_row("B", 0.0001, None), {"model": "C", "error": "x"}])
-    assert missed == [
-        "- repair <= 0.02% of torch.export: **not met** (at most 0.0300%, A)",
-        "- repair <= 1.2x the top-level loop, instructions: not measured for B",
-        "- repair <= 1.2x the top-level loop, instructions: **not met** (at most 1.30x, A)",
+    missed = targets.evaluate_hf(
+        [_hf_row("A", 0.0003, 1.3), _hf_row("B", 0.0001, None), {"model": "C", "error": "x"}]
+    )
+    assert [(t["met"], t["figure"]) for t in missed] == [
+        (False, "at most 0.0300% (A)"),
+        (False, "at most 1.30x (A); not counted: B"),
     ]
+    # Below the bound where counted, but a model was not counted: not judged.
+    partial = targets.evaluate_hf([_hf_row("A", 0.0001, 1.0), _hf_row("B", 0.0001, None)])
+    assert partial[1]["met"] is None
+    assert targets.evaluate_hf([{"model": "C", "error": "x"}]) == []
 
 
-def hf_targets(rows):
+def test_hf_results_render_again_from_their_json(tmp_path):
     from benchmarks import hf
 
-    return hf.targets(rows)
+    row = _hf_row("A", 0.0001, 0.8)
+    row.update(nodes_top=10, nodes_total=12, graphs=2, export_s=1.0, repair_over_loop=1.5,
+               repair={"median_s": 1e-4}, top_level_loop={"median_s": 1e-4 / 1.5})
+    row["instructions"].update(repair={"Ir": 8e3}, top_level_loop={"Ir": 1e4})
+    (tmp_path / "hf.json").write_text(json.dumps({"header": "the header", "rows": [row]}))
+    assert hf.main(["--render", str(tmp_path / "hf.json")]) == 0
+    md = (tmp_path / "hf.md").read_text()
+    assert md.startswith("the header\n")
+    assert "| A | 10 / 12, 2 | 1.00 s | 100 us | 0.0100% | 67 us | 1.50x | 0.80x (8k / 10k) |" in md
+    assert "- **met** repair <= 0.02% of torch.export time, every model: at most 0.0100% (A)" in md
 
 
 def fake_instructions(*, layers: int, repair: float, loop: float, nodes: int = 100) -> dict:
