@@ -156,12 +156,14 @@ def _total_steps(args) -> int:
 
 
 def render(path: Path, *, plots: bool = True) -> None:
-    """results.md and the plots from an existing results.json (targets judged again)."""
+    """results.md and the plots from an existing results.json (noise and targets judged again)."""
     import json
 
-    from benchmarks import report, targets
+    from benchmarks import llama, report, targets
 
     results = json.loads(path.read_text())
+    for e in results.get("end_to_end", []):
+        e.update(llama.noise_verdict(e["hook_off"], e["hook_on"]))
     results["targets"] = targets.evaluate(results)
     made = report.plot(results, path.parent) if plots else {}
     report.write_json(results, path)

@@ -252,6 +252,20 @@ def _hf_row(model: str, share: float, instr_ratio: float | None) -> dict:
     return row
 
 
+def test_hook_on_and_off_are_within_noise_when_their_ranges_overlap():
+    from benchmarks.llama import noise_verdict
+    from benchmarks.timing import summarize
+
+    # A run of 2026-12-03 (to_edge, 1 layer): the hook-on runs were faster; the former rule
+    # (difference of medians against the smaller range, 0.12 s) called it "not within noise".
+    off, on = summarize([3.53, 3.41, 3.50]), summarize([3.32, 3.49, 3.02])
+    verdict = noise_verdict(off, on)
+    assert verdict["within_noise"] and verdict["noise_s"] == pytest.approx(0.47)
+    slower = noise_verdict(summarize([1.0, 1.1, 1.05]), summarize([1.3, 1.4, 1.35]))
+    assert not slower["within_noise"]
+    assert "ranges overlap" in slower["noise_rule"]
+
+
 def test_hf_targets_name_the_worst_model_and_what_was_not_counted():
     met = targets.evaluate_hf([_hf_row("A", 0.0001, 0.8), _hf_row("B", 0.00015, 1.1)])
     assert [(t["met"], t["figure"]) for t in met] == [
