@@ -312,6 +312,21 @@ def fake_instructions(*, layers: int, repair: float, loop: float, nodes: int = 1
             "duration_s": 1.0, "llama": [row], "synthetic": [syn]}
 
 
+def test_export_share_target_says_where_the_upstream_loop_alone_is_over_the_bound():
+    def row(layers, export_s, repair_s, loop_s):
+        return {"layers": layers, "graphs": 1, "export": {"median_s": export_s},
+                "top_level_loop": {"median_s": loop_s},
+                "ratios": {"repair_to_export": repair_s / export_s,
+                           "repair_to_top_level_loop": repair_s / loop_s, "deepcopy_to_repair": 100.0}}
+
+    share = targets.evaluate({"llama": [row(1, 1.0, 1e-4, 5e-5), row(256, 40.0, 0.0108, 0.0094)]})[0]
+    assert share["met"] is False
+    assert share["figure"] == (
+        "repair/export: 1L 0.0100%, 256L 0.0270%; "
+        "the upstream top-level loop alone is over it too: 256L 0.0235%"
+    )
+
+
 def test_loop_targets_are_judged_on_instructions_and_not_measured_without_them():
     rows = [{"layers": 1, "graphs": 1, "ratios": {"repair_to_top_level_loop": 2.5}}]
     wall_only = targets._loop_target(rows, None)
