@@ -245,6 +245,28 @@ def test_hf_model_that_fails_to_lower_keeps_its_export_figures_and_says_which_ho
     assert "| Qwen3 0.6B | 4 / 4, 1 |" in md
 
 
+def test_hf_lowering_alternates_the_hook_and_measures_the_time_spent_in_it(monkeypatch):
+    from benchmarks import hf
+
+    calls = []
+
+    def lower(model):  # builds one ExportedProgram, as a lowering does many
+        calls.append(torch_export_names.is_installed())
+        torch.export.export(model, (torch.ones(3),))
+        return 2.0 if calls[-1] else 1.0
+
+    monkeypatch.setattr(hf, "lower_xnnpack", lower)
+    row = hf._lowering(_TwoOps(), 2)
+    assert calls == [False, True, True, False]
+    assert row["lowering_on_over_off"] == 2.0 and row["lowering_within_noise"] is False
+    assert row["lowering_hook_programs"] == 1 and 0 < row["lowering_hook_time"]["median_s"] < 1.0
+    full = {"model": "M", "nodes_top": 4, "nodes_total": 4, "graphs": 1, "export_s": 1.0,
+            "repair": {"median_s": 1e-5}, "top_level_loop": {"median_s": 1e-5}, "repair_over_export": 1e-5,
+            "repair_over_loop": 1.0, **row}
+    line = next(ln for ln in hf.to_markdown([full], "h").splitlines() if ln.startswith("| M | 1.00 s"))
+    assert "| 2.000 | no | " in line and "of the run) | 1 |" in line
+
+
 def _hf_row(model: str, share: float, instr_ratio: float | None) -> dict:
     row = {"model": model, "repair_over_export": share}
     if instr_ratio is not None:
