@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import shlex
 import statistics
 import sys
 import time
@@ -32,7 +33,7 @@ from pathlib import Path
 import torch
 
 from benchmarks import env, instructions, llama, methods, targets
-from benchmarks.timing import loadavg, run_interleaved, summarize
+from benchmarks.timing import fmt_time, loadavg, run_interleaved, summarize
 from torch_export_names import find_unrecorded_names, repair
 
 # Real sizes, from each model's published configuration.
@@ -177,10 +178,6 @@ def _error_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {first[:200]}"
 
 
-def _ms(s: float) -> str:
-    return f"{s * 1e3:.0f} ms" if s >= 0.1 else f"{s * 1e6:.0f} us"
-
-
 def _instructions_cell(r: dict) -> str:
     instr = r.get("instructions")
     if instr is None:
@@ -206,8 +203,8 @@ def to_markdown(rows: list[dict], header: str) -> str:
             continue
         lines.append(
             f"| {r['model']} | {r['nodes_top']} / {r['nodes_total']}, {r['graphs']} | {r['export_s']:.2f} s "
-            f"| {_ms(r['repair']['median_s'])} | {100 * r['repair_over_export']:.4f}% "
-            f"| {_ms(r['top_level_loop']['median_s'])} | {r['repair_over_loop']:.2f}x "
+            f"| {fmt_time(r['repair']['median_s'])} | {100 * r['repair_over_export']:.4f}% "
+            f"| {fmt_time(r['top_level_loop']['median_s'])} | {r['repair_over_loop']:.2f}x "
             f"| {_instructions_cell(r)} |"
         )
     if any("lowering_on" in r or "lowering_error" in r for r in rows):
@@ -222,7 +219,7 @@ def to_markdown(rows: list[dict], header: str) -> str:
                 hook_cells = "| not measured | not measured |"
                 if "lowering_hook_time" in r:  # results of before the hook was metered have none
                     t = r["lowering_hook_time"]["median_s"]
-                    hook_cells = (f"| {_ms(t)} ({100 * t / on['median_s']:.3f}% of the run) "
+                    hook_cells = (f"| {fmt_time(t)} ({100 * t / on['median_s']:.3f}% of the run) "
                                   f"| {r['lowering_hook_programs']:g} |")
                 noise = llama.noise_verdict(off, on)
                 lines.append(
@@ -285,6 +282,7 @@ def main(argv=None) -> int:
     out = args.out or Path(__file__).resolve().parent / "results" / ("full" if args.full else "")
     out.mkdir(parents=True, exist_ok=True)
     rows, start, load_before = [], time.perf_counter(), loadavg()
+    environment = env.environment()  # the code measured: a checkout may move while this runs
     for name in args.models:
         print(f"{name}: building and exporting ...", file=sys.stderr, flush=True)
         try:
@@ -314,12 +312,11 @@ def main(argv=None) -> int:
     import transformers
 
     took = time.perf_counter() - start
-    environment = env.environment()
     commit = (environment["git_commit"] or "unknown")[:7]
     if environment["git_dirty_files"]:
         commit += f" + {environment['git_dirty_files']} uncommitted files"
     header = (
-        f"Command: `python -m benchmarks.hf {' '.join(argv if argv is not None else sys.argv[1:])}`. "
+        f"Command: `python -m benchmarks.hf {shlex.join(argv if argv is not None else sys.argv[1:])}`. "
         f"Hugging Face architectures ({'real widths' if args.full else 'real depths, reduced widths'}), "
         f"transformers {transformers.__version__}, torch {torch.__version__}, 1 thread, code of commit "
         f"{commit}; {took:.0f} s for the run, load average (1 min) {load_before[:1]} before, "

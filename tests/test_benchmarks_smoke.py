@@ -318,7 +318,7 @@ def test_hf_results_render_again_from_their_json(tmp_path):
     assert hf.main(["--render", str(tmp_path / "hf.json")]) == 0
     md = (tmp_path / "hf.md").read_text()
     assert md.startswith("the header\n")
-    assert "| A | 10 / 12, 2 | 1.00 s | 100 us | 0.0100% | 67 us | 1.50x | 0.80x (8k / 10k) |" in md
+    assert "| A | 10 / 12, 2 | 1.00 s | 100 us | 0.0100% | 66.7 us | 1.50x | 0.80x (8k / 10k) |" in md
     assert "- **met** repair <= 0.02% of torch.export time, every model: at most 0.0100% (A)" in md
 
 
