@@ -289,8 +289,9 @@ def main(argv=None) -> int:
             rows.append(measure(name, full=args.full, reps=args.reps, lowering_reps=args.lowering))
         except Exception as e:  # noqa: BLE001 - reported in the table
             rows.append({"model": name, "error": _error_line(e)})
-        # A model and its programs live in reference cycles: without a collection here they
-        # pile up (real widths: Llama + Qwen3 + Gemma 3 took 20 GB and were killed for it).
+        # A model and its exported programs hold reference cycles: free them before the next
+        # model is built. (The --full run killed for memory needed _return_freed_memory as well:
+        # a model was collected, but glibc kept its freed memory.)
         gc.collect()
         print(f"  {rows[-1]}", file=sys.stderr, flush=True)
     instr_note = "instructions not counted (--no-instructions)"
