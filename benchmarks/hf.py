@@ -144,7 +144,6 @@ def measure(name: str, *, full: bool, reps: int, lowering_reps: int, layers: int
 def _lowering(model, pairs: int) -> dict:
     """Export + XNNPACK lowering, hook off and on, ``pairs`` of each in alternating order (off, on,
     on, off, ...), with the time spent in the hook measured directly (``pipelines.hook``)."""
-    from benchmarks.llama import noise_verdict
     from benchmarks.pipelines import hook
 
     samples: dict[bool, list[float]] = {False: [], True: []}
@@ -168,7 +167,7 @@ def _lowering(model, pairs: int) -> dict:
         "lowering_on_over_off": on_["median_s"] / off["median_s"],
         "lowering_hook_time": summarize(in_hook),
         "lowering_hook_programs": statistics.median(programs),
-        **{f"lowering_{k}": v for k, v in noise_verdict(off, on_).items()},
+        **{f"lowering_{k}": v for k, v in llama.noise_verdict(off, on_).items()},
     }
 
 

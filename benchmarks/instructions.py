@@ -312,8 +312,9 @@ def _child(helper: str, layers: list[int], sizes: list[int], reps: int, hf_spec:
         try:
             cases.append(_hf_case(f"hf{i}", name, meta, hf_spec.get("layers")))
         except Exception as e:  # noqa: BLE001 - reported in the result
-            first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
-            hf_errors.append({"meta": meta, "error": f"{type(e).__name__}: {first[:200]}"})
+            from benchmarks.hf import _error_line
+
+            hf_errors.append({"meta": meta, "error": _error_line(e)})
     gc.collect()
     gc.freeze()  # what exists now lives to the end: keep the collections before each call small
     lib.ten_start()  # from here on every instruction is simulated; counting stays off
