@@ -9,9 +9,14 @@ import contextlib
 import functools
 import os
 
+import _torchvision_shim
 import differential
 import pytest
 import torch
+
+# An installed torchvision must be importable before anything imports transformers, which imports
+# it whenever it is installed (tests/_torchvision_shim.py says why it may not be).
+_torchvision_shim.import_torchvision_if_installed()
 
 CI = differential.ci_subset()
 
