@@ -958,8 +958,9 @@ def _run_all(names: list[str], quick: bool, jobs: int, fresh: bool = True):
 
     threads = max(1, (os.cpu_count() or 1) // jobs)
     worker = importlib.import_module(__spec__.name if __spec__ else __name__)._worker
+    options = {"max_tasks_per_child": 1} if fresh and sys.version_info >= (3, 11) else {}
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                                                max_tasks_per_child=1 if fresh else None) as pool:
+                                                **options) as pool:
         futures = {pool.submit(worker, name, quick, threads): name for name in names}
         for future in concurrent.futures.as_completed(futures):
             try:
