@@ -22,6 +22,8 @@ import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualco
 
 from conftest_executorch import htp_specs  # noqa: E402
 
+import torch_export_names.passes as passes  # noqa: E402
+from torch_export_names._warnings import TorchExportNamesWarning  # noqa: E402
 from torch_export_names.executorch import (  # noqa: E402
     ConstantAwareQnnPartitioner,
     constant_only_nodes,
@@ -337,3 +339,27 @@ def test_buffer_only_read_under_no_grad_stays_constant():
     assert runtime_placeholders(ep) == {"x"}
     assert _node(ep, LINEAR) in constant_only_nodes(ep)
 
+
+def _raises(node):
+    raise IndexError("no such argument")
+
+
+# What HOP_SUBGRAPH_OPERANDS' entry does on a torch that lays the HOP's arguments out otherwise.
+UNKNOWN_LAYOUTS = {
+    "arguments-not-found": _raises,
+    "operands-miscounted": lambda node: [(node.args[1], node.args[3:])],
+}
+
+
+@pytest.mark.parametrize("layout", UNKNOWN_LAYOUTS)
+def test_buffer_passed_to_a_hop_of_unknown_layout_counts_as_runtime(monkeypatch, layout):
+    """A HOP whose arguments this package cannot map to its subgraph's placeholders (another
+    torch release) hides what the subgraph writes: what it reads counts as run time (plain QNN
+    behaviour), with a warning."""
+    ep = _export_without_writes(ReadUnderNoGrad())
+    monkeypatch.setitem(passes.HOP_SUBGRAPH_OPERANDS, "wrap_with_set_grad_enabled", UNKNOWN_LAYOUTS[layout])
+    with pytest.warns(TorchExportNamesWarning) as caught:  # passes._hop_subgraphs may warn too
+        runtime = runtime_placeholders(ep)
+    assert any("wrap_with_set_grad_enabled" in str(w.message) and "counts as run time" in str(w.message)
+               for w in caught), [str(w.message) for w in caught]
+    assert runtime == {"x", "b_cache"}  # not p_w: the HOP does not read it

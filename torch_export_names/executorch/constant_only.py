@@ -15,7 +15,8 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
-from ..passes import _hop_subgraphs
+from .._warnings import warn_once
+from ..passes import _hop_nodes, _hop_subgraphs
 
 __all__ = ["constant_only_nodes", "is_quantize_op", "runtime_placeholders"]
 
@@ -37,7 +38,9 @@ def runtime_placeholders(ep: ExportedProgram) -> set[str]:
     and ``scan``'s body), at any depth, and through views on either side of
     the call. Parameters, buffers that are never written and lifted constants
     are constants. A placeholder the signature does not describe counts as run
-    time, which errs towards plain QNN behaviour.
+    time, which errs towards plain QNN behaviour; so does one passed to such a
+    higher-order op whose arguments this package cannot map to its subgraph's
+    placeholders (another torch release's layout: a warning says so).
     """
     mutated = set(ep.graph_signature.buffers_to_mutate.values())
     constant = {
@@ -107,17 +110,24 @@ def _written_placeholders(
 
     A subgraph placeholder that is written (in turn, by this rule) counts as a
     write of the operand the HOP call passes to it, or of the placeholder
-    that operand is a view of. ``seen`` holds the answer for each subgraph
-    already visited (by ``id``): a subgraph shared by several calls is read
-    once.
+    that operand is a view of. Every placeholder a HOP call of unknown
+    argument layout reads counts as written, since its subgraphs cannot be
+    followed. ``seen`` holds the answer for each subgraph already visited (by
+    ``id``): a subgraph shared by several calls is read once.
     """
     if id(module) in seen:
         return seen[id(module)]
     written = _written_in_place(module.graph)
-    for _, sub, operands in _hop_subgraphs(module):
+    if not module._modules:  # no subgraphs to follow
+        seen[id(module)] = written
+        return written
+    followed, unmapped = set(), set()
+    for hop, sub, operands in _hop_subgraphs(module):  # warns of, and leaves out, unknown layouts
         placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
-        if len(placeholders) != len(operands):
-            continue  # a HOP schema this package does not know
+        if len(placeholders) != len(operands):  # another torch's HOP schema
+            unmapped.add(hop)
+            continue
+        followed.add(hop)
         inner = _written_placeholders(sub, seen)
         for placeholder, operand in zip(placeholders, operands):
             if (
@@ -126,6 +136,17 @@ def _written_placeholders(
                 and (base := _view_base(operand)).op == "placeholder"
             ):
                 written.add(base)
+    for hop in _hop_nodes(module.graph):
+        if hop in unmapped or hop not in followed:
+            warn_once(
+                f"executorch-hop-{hop.target._name}",
+                f"torch_export_names.executorch: the operands of {hop.target._name} node {hop.name!r} "
+                "could not be matched to its subgraphs' placeholders (this torch's HOP schema is "
+                "not the one this package knows); every placeholder it reads counts as run time.",
+            )
+            written.update(
+                base for arg in hop.all_input_nodes if (base := _view_base(arg)).op == "placeholder"
+            )
     seen[id(module)] = written
     return written
 
