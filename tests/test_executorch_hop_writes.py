@@ -5,7 +5,9 @@ region, of a cond branch and of a while_loop body into a subgraph that a higher-
 (HOP) calls, and leaves a KV-cache write there in place. Such a buffer is run-time state:
 ``runtime_placeholders`` must name it and a linear reading it must not be constant-only.
 Each test first checks where torch.export put the write, so that it says so if torch
-changes that.
+changes that. A write in a map or scan body, which this torch may refuse to export, is also
+added by hand, as a pass could; a read alone leaves the buffer constant; a HOP this package
+cannot map (another torch's argument layout) makes what it reads run time.
 """
 
 from __future__ import annotations
@@ -31,12 +33,12 @@ from torch_export_names.executorch import (  # noqa: E402
 )
 
 X = (torch.randn(4, 16),)
+LINEAR = torch.ops.aten.linear.default
 
 
 def _hop(module: str, name: str):
     """The user-facing function of a HOP (``torch._higher_order_ops.map`` is also a function)."""
     return getattr(importlib.import_module(f"torch._higher_order_ops.{module}"), name)
-LINEAR = torch.ops.aten.linear.default
 
 
 class Cache(torch.nn.Module):
