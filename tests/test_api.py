@@ -42,3 +42,43 @@ def test_is_affected_matches_what_export_leaves():
 
     ep = torch.export.export(M(), (torch.ones(2),))
     assert is_affected() == bool(find_unrecorded_names(ep))
+
+
+def _readme() -> str:
+    import pathlib
+
+    return (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_package_attribute_the_readme_uses_resolves_as_written():
+    """``torch_export_names.hook.status()`` in the README works after a plain import
+    (modules run with ``python -m`` or imported with ``from ... import`` are modules)."""
+    import re
+
+    code = (
+        "import sys, torch_export_names as t\n"
+        "for path in sys.argv[1:]:\n"
+        "    obj = t\n"
+        "    for part in path.split('.'):\n"
+        "        obj = getattr(obj, part)\n"
+    )
+    text = _readme()
+    modules = set(re.findall(r"(?:-m|from|import) (torch_export_names(?:\.\w+)+)", text))
+    paths = {
+        m.removeprefix("torch_export_names.")
+        for m in re.findall(r"torch_export_names(?:\.\w+)+", text)
+        if m not in modules and not m.endswith(".pth")
+    }
+    assert paths, "the README names no attribute of the package: the pattern is out of date"
+    done = subprocess.run([sys.executable, "-c", code, *sorted(paths)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    for module in sorted(modules):
+        importlib.import_module(module)
+
+
+def test_every_name_in_the_readme_api_table_is_exported():
+    import re
+
+    table = _readme().split("### API", 1)[1].split("\n\n", 2)[1]
+    names = {n for row in table.splitlines()[2:] for n in re.findall(r"`(\w+)[(`]", row.split("|")[1])}
+    assert names and names <= set(torch_export_names.__all__), names - set(torch_export_names.__all__)

@@ -103,11 +103,13 @@ def test_input_named_like_a_codegen_global_runs_with_repair(name):
     assert find_illegal_names(ep) == []
 
 
-def test_builtin_and_keyword_lists_come_from_torch_fx():
+def test_a_name_is_illegal_only_where_it_shadows_what_the_generated_code_reads():
     from torch_export_names import _fx_namespace
 
-    assert not _fx_namespace.is_legal("inf") and not _fx_namespace.is_legal("print")
-    assert not _fx_namespace.is_legal("class") and _fx_namespace.is_legal("inf_1")
+    assert not _fx_namespace.is_legal("inf") and not _fx_namespace.is_legal("class")
+    assert not _fx_namespace.is_legal("getattr") and not _fx_namespace.is_legal("my-input")
+    assert _fx_namespace.is_legal("inf_1") and _fx_namespace.is_legal("input")
+    assert _fx_namespace.is_legal("print")  # a builtin the generated code never reads
 
 
 # --- inside HOP subgraphs -----------------------------------------------------------------------

@@ -6,7 +6,8 @@ and the globals of fx's generated code: ``inf``, ``nan``, ``device``,
 ``inf``, ``-inf``, ``nan`` constants and device/dtype arguments, at top level
 and inside every HOP this package knows. Without the legality repair an input
 called ``inf`` or ``nan`` silently changes the result of ``ep.module()`` and
-one called ``device`` or ``torch`` makes it crash.
+one called ``device`` or ``torch`` makes it crash. Half the programs are exported
+with a dynamic first dimension, so their guards name the arguments too.
 """
 
 import keyword
@@ -16,6 +17,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
+from torch.export import Dim
 
 from torch_export_names import (
     _fx_namespace,  # noqa: E402
@@ -44,6 +46,7 @@ OP_NAMES = ["mul", "mul_1", "add", "add_1", "sub", "where", "ones", "clamp", "st
             "cond", "while_loop", "scan", "map_impl", "true_graph_0", "body_graph_0", "submod_1", "arg0_1",
             "inf_1", "nan_1", "device_1", "torch_1", "x", "lt", "zeros", "_to_copy"]
 
+AUTO = getattr(Dim, "AUTO", None)
 NAME = st.one_of(st.sampled_from(CODEGEN_GLOBALS), st.sampled_from(BUILTINS), st.sampled_from(OP_NAMES))
 
 # Elementwise bodies over two (3,)-tensors, with inf / -inf / nan constants and device/dtype arguments.
@@ -112,7 +115,9 @@ def programs(draw):
     # The same program with inputs no name space refuses: what torch computes when naming is not in play.
     plain = {name: f"_q_in{i}" for i, name in enumerate(inputs)}
     plain_src = _source(inputs, body, result, plain)
-    return src, _model(src), len(inputs), hops, _model(plain_src)
+    # The first dimension of every input, where this torch has Dim.AUTO (2.5+): guards name arguments.
+    dynamic = AUTO is not None and draw(st.booleans())
+    return src, _model(src), len(inputs), hops, _model(plain_src), dynamic
 
 
 def _source(inputs, body, result, rename=None) -> str:
@@ -148,13 +153,14 @@ def _hops_in(ep) -> set[str]:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(), st.randoms(use_true_random=False))
 def test_hooked_export_computes_what_eager_does_whatever_the_input_names(program, rnd):
-    src, model, n_inputs, hops, plain_model = program
-    note(src)
+    src, model, n_inputs, hops, plain_model, dynamic = program
+    note(f"{src}dynamic shapes: {dynamic}")
     gen = torch.Generator().manual_seed(rnd.randint(0, 2**31))
     args = tuple(torch.randn(3, generator=gen) for _ in range(n_inputs))
+    shapes = {"dynamic_shapes": tuple({0: AUTO} for _ in args)} if dynamic else {}
     try:
         with installed():
-            ep = torch.export.export(model, args)
+            ep = torch.export.export(model, args, **shapes)
         assert hops <= _hops_in(ep), f"the model did not exercise {hops - _hops_in(ep)}"
         lint_all(ep)
         assert find_unrecorded_names(ep) == []
@@ -166,7 +172,7 @@ def test_hooked_export_computes_what_eager_does_whatever_the_input_names(program
         # autocast region's subgraph takes more inputs than its call passes). Not ours if stock
         # torch fails on the same program with plain input names too.
         with suspended():
-            reference = _outcome(lambda: torch.export.export(plain_model, args).module()(*args))
+            reference = _outcome(lambda: torch.export.export(plain_model, args, **shapes).module()(*args))
         if isinstance(reference, Exception):
             event(f"torch {torch.__version__} fails on it with plain names too: {type(reference).__name__}")
             assume(False)
@@ -179,7 +185,7 @@ def test_hooked_export_computes_what_eager_does_whatever_the_input_names(program
         # names (torch 2.4 - 2.6 while_loop). Then the program must compute what torch computes
         # for the same program with plain input names: naming must change nothing.
         with suspended():
-            reference = torch.export.export(plain_model, args).module()(*args)
+            reference = torch.export.export(plain_model, args, **shapes).module()(*args)
         if _close(reference, eager):
             raise
         event(f"torch {torch.__version__} differs from eager with plain names too")

@@ -31,13 +31,14 @@ _EXPORTS = {
     "is_installed": "hook",
     "uninstall": "hook",
     "TorchExportNamesWarning": "_warnings",
+    "PrivateStateMissing": "_fx_namespace",
 }
 
 __all__ = sorted(_EXPORTS)
 
 # Submodules reachable as attributes without an import of their own
-# (``torch_export_names.audit.audited()``); loaded on first use.
-_SUBMODULES = ("audit",)
+# (``torch_export_names.audit.audited()``, ``torch_export_names.hook.status()``); loaded on first use.
+_SUBMODULES = ("audit", "hook")
 
 
 def __getattr__(name: str):
@@ -56,6 +57,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from ._fx_namespace import PrivateStateMissing
     from ._warnings import TorchExportNamesWarning
     from .detect import is_affected
     from .hook import install, installed, is_installed, uninstall

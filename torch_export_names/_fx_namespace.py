@@ -8,15 +8,22 @@ be deleted: ``find_unrecorded_names`` then returns ``[]`` on every export.
 Everything here reads or writes ``torch.fx.graph._Namespace``:
 ``_used_names`` (every name handed out), ``_obj_to_name`` (node -> name) and
 ``_base_count`` (next suffix per base name, which keeps ``create_name`` O(1)).
-It also reads ``torch.fx.graph._illegal_names``: the keywords, builtins and
-globals of fx's generated code (``inf``, ``nan``, ``device``, ``torch``, ...)
-that ``create_name`` never hands out, because a local of that name would
-shadow the global in the generated ``forward``.
+It also reads what fx's code generator writes (``codegen_names``, from the
+generated code itself: ``inf``, ``nan``, ``device``, ``torch``, ``getattr``,
+``self``, ...), which a node or argument name must not shadow (``shadows``),
+and ``torch.fx.graph._illegal_names`` (every keyword and builtin as well),
+which ``create_name`` never hands out and this package uses only to draw
+new names.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import keyword
+import math
+import operator
+import symtable
 import threading
 from typing import Iterable, Iterator, Sequence
 
@@ -25,6 +32,7 @@ import torch.fx
 __all__ = [
     "PrivateStateMissing",
     "check",
+    "codegen_names",
     "fresh_name",
     "illegal_names",
     "is_legal",
@@ -36,6 +44,7 @@ __all__ = [
     "record",
     "record_all",
     "rename",
+    "shadows",
     "reserve",
     "restore",
     "restore_namespace",
@@ -86,6 +95,8 @@ def illegal_names() -> dict:
     ``torch.fx.graph._illegal_names`` where this torch has it; torch releases
     before 2.7 check the same three sources inline in ``create_name``
     (keywords, builtins, ``_custom_builtins``), so the set is built from them.
+    This is wider than what shadows anything (see ``shadows``): ``create_name``
+    refuses every builtin, and the package uses it only to draw new names.
     """
     global _illegal_cache
     names = getattr(torch.fx.graph, "_illegal_names", None)
@@ -98,37 +109,170 @@ def illegal_names() -> dict:
                 f"torch {torch.__version__}: neither torch.fx.graph._illegal_names nor "
                 "torch.fx.graph._custom_builtins is there"
             )
-        import builtins
-        import keyword
-
         _illegal_cache = {**dict.fromkeys(keyword.kwlist), **builtins.__dict__, **custom}
     return _illegal_cache
 
 
-def is_legal(name: str) -> bool:
-    """Whether ``create_name`` could hand out ``name`` for a node: an identifier that
-    shadows no keyword, builtin or global of fx's generated code."""
-    return name.isidentifier() and name not in illegal_names()
+def _codegen_probe() -> torch.fx.Graph:
+    """A graph whose generated code uses every construct of fx's code generator that
+    writes a global or a parameter name of its own: attribute paths that are not
+    identifiers (``getattr(...)``), ``call_method``/``call_module``/``get_attr``,
+    slice, Ellipsis and None arguments, inf/nan/-inf constants, dtype, layout,
+    device and memory-format arguments, a ``getattr`` call, and the pytree
+    input/output handling of an exported program's module (``ep.module()``).
+    """
+    from torch.utils import _pytree as pytree
+
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    k = g.placeholder("k")
+    weight = g.get_attr("sub.0.weight")
+    sub = g.call_module("sub.0", (x,))
+    total = g.call_method("sum", (sub,), {"dim": -1})
+    item = g.call_function(operator.getitem, (weight, (slice(1, None), Ellipsis, None)))
+    full = g.call_function(
+        torch.ops.aten.full.default,
+        ([2], math.inf),
+        {"dtype": torch.float32, "layout": torch.strided, "device": torch.device("cpu")},
+    )
+    clamped = g.call_function(torch.ops.aten.clamp.default, (full, -math.inf, math.nan))
+    shape = g.call_function(getattr, (x, "shape"))
+    other = g.call_function(getattr, (x, "not-an-identifier", None))
+    clone = g.call_function(
+        torch.ops.aten.clone.default, (item,), {"memory_format": torch.contiguous_format}
+    )
+    g.output((total, clamped, clone, shape, other, k))
+    in_spec = pytree.tree_structure(((1,), {"k": 2}))
+    out_spec = pytree.tree_structure((1, 2, 3, 4, 5, 6))
+    g._codegen = torch.fx.graph._PyTreeCodeGen(torch.fx.graph._PyTreeInfo(["x", "k"], in_spec, out_spec))
+    return g
+
+
+_codegen_names_cache: frozenset[str] | None = None
+
+
+def codegen_names() -> frozenset[str]:
+    """The names fx's generated code binds or reads besides the names of its nodes.
+
+    Read from torch.fx itself, once per process: the code generator's output
+    for ``_codegen_probe()`` is parsed with ``symtable``, and the result is
+    every global its ``forward`` reads when it runs (``torch``, ``inf``,
+    ``nan``, ``device``, ``fx_pytree``, ``pytree``, and the builtins the
+    generator writes out literally: ``getattr``, ``slice``, ``Ellipsis``),
+    every parameter that is not a placeholder's (``self``), and the Python
+    keywords. A placeholder becomes a parameter of that ``forward`` named after
+    its target, so one with any of these names either shadows what the code
+    means by it or makes the code invalid; so does a builtin name Python does
+    not let a parameter take (``__debug__``).
+
+    Not included, because a parameter of that name shadows nothing the code
+    reads: builtins the generated code never refers to (``input``, ``type``,
+    ``id``, ...), and ``_custom_builtins`` that only appear in annotations
+    (``NoneType``: Python evaluates a parameter's annotation where the function
+    is defined, and never evaluates a local variable's).
+    """
+    global _codegen_names_cache
+    if _codegen_names_cache is None:
+        try:
+            graph = _codegen_probe()
+            code = graph.python_code(root_module="self")
+            table = symtable.symtable(code.src, "<torch.fx generated code>", "exec")
+            forward = next(t for t in table.get_children() if t.get_name() == "forward")
+        except Exception as e:  # noqa: BLE001 - any failure means this torch's codegen is not known
+            raise PrivateStateMissing(
+                f"torch {torch.__version__}: cannot read the names of torch.fx's generated code "
+                f"({type(e).__name__}: {e})"
+            ) from e
+        own = {n.target for n in graph.nodes if n.op == "placeholder"}
+        params = set(forward.get_parameters()) - own
+        unbindable = {n for n in builtins.__dict__ if n.isidentifier() and not _bindable(n)}
+        _codegen_names_cache = frozenset(
+            {*forward.get_globals(), *params, *keyword.kwlist, *unbindable}
+        )
+    return _codegen_names_cache
+
+
+def _bindable(name: str) -> bool:
+    """Whether Python accepts ``name`` as a parameter (not ``__debug__``, not a keyword)."""
+    try:
+        compile(f"def f({name}): pass", "<name>", "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _calls_builtin(graph: torch.fx.Graph | None, name: str) -> bool:
+    """Whether ``graph`` calls the builtin ``name``: its generated code then reads the
+    global ``name`` (``add_global`` keeps a builtin's own name)."""
+    if graph is None:
+        return False
+    target = builtins.__dict__.get(name)
+    if target is None or not callable(target):
+        return False
+    find = getattr(graph, "find_nodes", None)
+    if find is not None:
+        try:
+            return bool(find(op="call_function", target=target))
+        except TypeError:  # an unhashable builtin cannot be in the index
+            pass
+    return any(n.op == "call_function" and n.target is target for n in graph.nodes)
+
+
+def shadows(name: str, graph: torch.fx.Graph | None = None) -> bool:
+    """Whether a node or argument called ``name`` changes what ``graph``'s generated
+    code means, or makes it invalid.
+
+    True when ``name`` is not an identifier, is a keyword, or is one of
+    ``codegen_names()`` (a global fx's generated code reads, such as ``inf`` or
+    ``device``, or its parameter ``self``), or is a builtin that ``graph`` calls
+    (``add_global`` gives it its own name in the generated code). Every other
+    name, builtins such as ``input`` included, is kept as torch named it.
+    """
+    return (
+        not name.isidentifier()
+        or name in codegen_names()
+        or (name in builtins.__dict__ and _calls_builtin(graph, name))
+    )
+
+
+def is_legal(name: str, graph: torch.fx.Graph | None = None) -> bool:
+    """Whether ``name`` can name a node or argument of ``graph``: it shadows nothing."""
+    return not shadows(name, graph)
+
+
+_candidates_cache: frozenset[str] | None = None
+
+
+def _candidates() -> frozenset[str]:
+    """Every identifier ``shadows`` can be true for (for one set test before the real one)."""
+    global _candidates_cache
+    if _candidates_cache is None:
+        _candidates_cache = frozenset(codegen_names() | builtins.__dict__.keys())
+    return _candidates_cache
 
 
 def check(graphs: Iterable[torch.fx.Graph]) -> None:
     """Raise PrivateStateMissing unless every graph has the state we use."""
     illegal_names()
+    codegen_names()
     for g in graphs:
         _namespace(g)
 
 
-def legal_names(names: Sequence[str]) -> list[str]:
-    """``names`` with every illegal one replaced as ``create_name`` would replace it.
+def legal_names(names: Sequence[str], graph: torch.fx.Graph | None = None) -> list[str]:
+    """``names`` with every one that shadows (in ``graph``'s code) replaced as ``create_name``
+    would replace it.
 
     For a list of Python parameter names (an unlifted module's ``forward``):
     legal names are kept, the others get a suffix that none of the kept names has.
     """
     space = torch.fx.graph._Namespace()
-    for name in names:
-        if is_legal(name):
+    space._used_names.update(codegen_names())  # ``self`` too, which create_name would hand out
+    keep = [is_legal(name, graph) for name in names]
+    for name, kept in zip(names, keep):
+        if kept:
             space._used_names.add(name)
-    return [name if is_legal(name) else space.create_name(name, None) for name in names]
+    return [name if kept else space.create_name(name, None) for name, kept in zip(names, keep)]
 
 
 def is_recorded(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
@@ -138,18 +282,17 @@ def is_recorded(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
 
 def names_at_risk(graph: torch.fx.Graph) -> tuple[list[str], list[str]]:
     """``(unrecorded, illegal)``: the names of ``graph``'s own nodes (not nested graphs)
-    that its name space does not know, and those ``create_name`` would refuse.
+    that its name space does not know, and those that shadow (``shadows``).
 
     One pass over the nodes, then set operations; the audit asks this before
     every node creation, and nearly always gets ``([], [])``.
     """
     used = _namespace(graph)._used_names
-    refused = illegal_names()
     names = [node.name for node in graph.nodes]
     unrecorded = [] if used.issuperset(names) else [n for n in names if n not in used]
-    if refused.keys().isdisjoint(names) and all(map(str.isidentifier, names)):
+    if _candidates().isdisjoint(names) and all(map(str.isidentifier, names)):
         return unrecorded, []
-    return unrecorded, [n for n in names if n in refused or not n.isidentifier()]
+    return unrecorded, [n for n in names if shadows(n, graph)]
 
 
 def reserve(graph: torch.fx.Graph, name: str) -> bool:
@@ -179,8 +322,14 @@ def record(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
 
 
 def fresh_name(graph: torch.fx.Graph, candidate: str) -> str:
-    """A name not used in ``graph``, derived from ``candidate``; it is reserved."""
-    return _namespace(graph).create_name(candidate, None)
+    """A name not used in ``graph`` that shadows nothing, derived from ``candidate``
+    as ``create_name`` derives it (``inf`` -> ``inf_1``, ``my-input`` -> ``my_input``);
+    it is reserved."""
+    ns = _namespace(graph)
+    name = ns.create_name(candidate, None)
+    while shadows(name, graph):  # create_name hands out what it does not know: ``self``
+        name = ns.create_name(name, None)
+    return name
 
 
 _undo = threading.local()  # .log: list of (node, name, target) while an undo_log() is open
@@ -231,24 +380,26 @@ def rename(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> None:
 def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None) -> int:
     """``record`` every node of ``graph``; returns how many names were new.
 
-    Nodes whose name ``create_name`` would refuse are appended to ``illegal``
-    if given. A name can only be illegal if it was not handed out by
-    ``create_name``: it is then new to the name space or its node's mapping is
-    stale, or it is a placeholder's (user input names; torch.fx patched to
-    record names without checking them). Only those are checked, and an
-    illegal name's node keeps its stale mapping until it is renamed, so a
-    later ``repair`` still finds it. This is the loop the hook runs on every
-    exported graph: one pass, the name space looked up once, a name's suffix
-    parsed only when it is new.
+    Nodes whose name shadows (``shadows``: a global of fx's generated code,
+    a keyword, not an identifier) are appended to ``illegal`` if given, and
+    so are placeholders whose target shadows (the parameter of the generated
+    code is named after it). A name can only shadow if it was not handed out
+    by ``create_name``: it is then new to the name space or its node's
+    mapping is stale, or it is a placeholder's (user input names, fx's own
+    targets, a torch.fx that records names without checking them). Only those
+    are checked, and a shadowing name's node keeps its stale mapping until it
+    is renamed, so a later ``repair`` still finds it. This is the loop the
+    hook runs on every exported graph: one pass, the name space looked up
+    once, a name's suffix parsed only when it is new.
     """
     ns = _namespace(graph)
     used, obj_to_name, base_count = ns._used_names, ns._obj_to_name, ns._base_count
-    refused = illegal_names()
+    candidates = _candidates()
     new = 0
     for node in graph.nodes:
         name = node.name
         if obj_to_name.get(node) != name:
-            if name in refused:
+            if (name in candidates or not name.isidentifier()) and shadows(name, graph):
                 if illegal is not None:
                     illegal.append(node)
             else:
@@ -263,20 +414,18 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
             if base_count.get(base, 0) < num:
                 base_count[base] = num
     if illegal is not None:
-        # A placeholder's refused name may be recorded with its node (torch.fx patched to
-        # record names without checking them). Either ask about every placeholder, from
-        # torch.fx's node index where it has one, or ask whether any recorded name is
-        # refused (a set test per name of the smaller of the two): whichever is fewer
-        # steps, a placeholder costing about two set tests.
-        phs = _indexed_placeholders(graph, ordered=False)  # graph order is not needed to ask
-        if phs is not None and 2 * len(phs) >= min(len(used), len(refused)):
-            phs = None
-        if phs is not None:
-            at_risk = any([n for n in phs if n.name in refused])
-        else:
-            at_risk = not refused.keys().isdisjoint(used)
-        if at_risk:
-            illegal.extend(n for n in placeholders(graph) if n.name in refused and n not in illegal)
+        # A placeholder is a parameter of the generated code named after its *target*,
+        # which fx's own graphs keep as the user wrote it (``len``, named ``len_1``), and
+        # a torch.fx that records names without checking them records a shadowing one.
+        seen = set(illegal)
+        for node in placeholders(graph):
+            target = node.target
+            if node in seen or not isinstance(target, str):
+                continue
+            if (target in candidates or node.name in candidates or not target.isidentifier()) and (
+                shadows(target, graph) or shadows(node.name, graph)
+            ):
+                illegal.append(node)
     return new
 
 

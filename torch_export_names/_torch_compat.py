@@ -7,11 +7,16 @@ handled here, by looking for the thing itself, never by ``torch.__version__``.
 
 from __future__ import annotations
 
+import ast
+import re
+
 import torch.fx
 
 __all__ = [
     "forward_arg_names",
+    "guard_arg_names",
     "output_node",
+    "rename_in_guards",
     "set_example_inputs",
     "set_forward_arg_names",
     "spec_children",
@@ -69,3 +74,36 @@ def output_node(graph: torch.fx.Graph) -> torch.fx.Node:
         if node.op == "output":
             return node
     raise ValueError("graph has no output node")
+
+
+_GUARD_ARG = re.compile(r"""\bL\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\]""")
+
+
+def _guards(ep) -> list[str]:
+    """``ep``'s shape guards as code, where this torch keeps them (``ep._guards_code``).
+
+    Those releases keep them as Python expressions over the program's arguments
+    (``L['x'].size()[0] <= 8``), and ``ep.module()`` turns them into checks by
+    matching ``L['x']`` against the parameter names of its ``forward``. Releases
+    without ``_guards_code`` check inputs by position and keep no names.
+    """
+    guards = getattr(ep, "_guards_code", None)
+    return guards if isinstance(guards, list) else []
+
+
+def guard_arg_names(ep) -> set[str]:
+    """The argument names ``ep``'s guards refer to (the ``x`` of ``L['x']``)."""
+    return {ast.literal_eval(m) for g in _guards(ep) for m in _GUARD_ARG.findall(g)}
+
+
+def rename_in_guards(ep, renames: dict[str, str]) -> None:
+    """Make ``ep``'s guards refer to argument ``old`` as ``new``, for each pair of ``renames``."""
+    guards = _guards(ep)
+    if not renames or not guards:
+        return
+    subs = {f"L[{old!r}]": f"L[{new!r}]" for old, new in renames.items()}
+
+    def sub(m: re.Match) -> str:
+        return subs.get(f"L[{ast.literal_eval(m.group(1))!r}]", m.group(0))
+
+    ep._guards_code = [_GUARD_ARG.sub(sub, g) for g in guards]

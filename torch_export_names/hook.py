@@ -32,6 +32,7 @@ _local = threading.local()  # .suspended: int, .strict: bool | None, .in_hook: b
 # Guarded by _lock.
 _original = None  # ExportedProgram.__init__ as torch defined it, while the wrapper is in place
 _wrapper = None  # the wrapper we put there
+_guards = None  # the _GuardsCode descriptor we put on ExportedProgram, if we put one
 _explicit: list[str] = []  # how install() was asked for, in order ("install()", "run", ...)
 _blocks = 0  # installed() blocks open, all threads together
 _strict = False  # install(strict=...)
@@ -136,9 +137,55 @@ def _make_wrapper(original):
     return __init__
 
 
+class _GuardsCode:
+    """``ExportedProgram._guards_code`` while the hook is in place.
+
+    Stores the value where torch stores it (the instance's ``__dict__``) and
+    then makes the guards name the arguments as the program's ``forward`` does
+    (``passes._reconcile_guards``). torch assigns guards outside the
+    constructor too: ``torch.export.load`` sets the saved ones after building
+    the program, so a program saved without the package names an argument
+    ``inf`` in its guards while the hook has renamed it ``inf_1``.
+    """
+
+    def __get__(self, ep, owner=None):
+        if ep is None:
+            return self
+        try:
+            return ep.__dict__["_guards_code"]
+        except KeyError:
+            raise AttributeError(f"{type(ep).__name__!r} object has no attribute '_guards_code'") from None
+
+    def __set__(self, ep, value) -> None:
+        ep.__dict__["_guards_code"] = value
+        if _guards is not self or getattr(_local, "suspended", 0) or getattr(_local, "in_hook", False):
+            return
+        if not hasattr(ep, "_module_call_graph"):  # still being constructed: the hook follows
+            return
+        from .passes import _reconcile_guards
+
+        _local.in_hook = True
+        try:
+            _reconcile_guards(ep)
+        except Exception as e:  # the guards stay as torch set them
+            if _effective_strict():
+                raise
+            ep.__dict__["_guards_code"] = value
+            logger.warning("torch_export_names: could not match the guards' argument names (%s: %s)",
+                           type(e).__name__, e)
+        finally:
+            _local.in_hook = False
+
+    def __delete__(self, ep) -> None:
+        try:
+            del ep.__dict__["_guards_code"]
+        except KeyError:
+            raise AttributeError("_guards_code") from None
+
+
 def _apply() -> None:
     """Put the wrapper in place unless it is there. Caller holds ``_lock``."""
-    global _original, _wrapper
+    global _original, _wrapper, _guards
     if _wrapper is not None:
         return
     # Importing may run TORCH_EXPORT_NAMES's bootstrap, which calls install()
@@ -150,12 +197,15 @@ def _apply() -> None:
     wrapper = _make_wrapper(original)
     cls.__init__ = wrapper
     _original, _wrapper = original, wrapper
+    if "_guards_code" not in cls.__dict__:  # torch keeps it as a plain instance attribute
+        _guards = _GuardsCode()
+        cls._guards_code = _guards
     logger.debug("torch_export_names: hook installed on %s.__init__", cls.__qualname__)
 
 
 def _remove_if_unwanted() -> None:
     """Take the wrapper out when no install() and no block wants it. Caller holds ``_lock``."""
-    global _original, _wrapper
+    global _original, _wrapper, _guards
     if _wrapper is None or _explicit or _blocks:
         return
     cls = _exported_program_class()
@@ -171,7 +221,9 @@ def _remove_if_unwanted() -> None:
             "torch_export_names.uninstall(): ExportedProgram.__init__ was wrapped again "
             "after install(); the hook is switched off but its wrapper stays under theirs.",
         )
-    _original, _wrapper = None, None
+    if _guards is not None and cls.__dict__.get("_guards_code") is _guards:
+        del cls._guards_code  # each program keeps its guards in its own __dict__
+    _original, _wrapper, _guards = None, None, None
     logger.debug("torch_export_names: hook uninstalled")
 
 

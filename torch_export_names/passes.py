@@ -155,14 +155,18 @@ def _rename_kwargs_in_spec(spec, renames: dict[str, str]):
     return pytree.tree_structure((args, {renames.get(k, k): v for k, v in kwargs.items()}))
 
 
-def _legalize_forward_arg_names(ep) -> None:
-    """Give ``ep.module()``'s generated ``forward`` parameter names that shadow no global.
+def _legalize_forward_arg_names(ep) -> dict[str, str]:
+    """Give ``ep.module()``'s generated ``forward`` parameter names that shadow nothing.
 
     torch builds that ``forward`` from ``forward_arg_names``, the user's own
     argument names; one called ``inf`` would read the argument wherever the
-    graph means ``float("inf")``. An argument passed by keyword at export
-    time is renamed in the call's input spec and example inputs too, so
-    ``ep.module()`` accepts it by its new keyword.
+    graph means ``float("inf")``, and a keyword argument's key that is not an
+    identifier (``my-input``) makes the code invalid. Everything that names a
+    renamed argument follows: an argument passed by keyword at export time is
+    renamed in the call's input spec and example inputs, so ``ep.module()``
+    accepts it by its new keyword, and the program's guards (``ep._guards_code``,
+    which refer to arguments as ``L['name']``) name it by its new name.
+    Returns ``{old: new}`` for the arguments renamed.
 
     Only the top-level entry of ``ep.module_call_graph`` can hold such names:
     torch gives every submodule's signature ``forward_arg_names=None`` ("we only
@@ -174,17 +178,20 @@ def _legalize_forward_arg_names(ep) -> None:
     """
     entries = ep.module_call_graph
     if not entries:
-        return
+        return {}
     entry = entries[0]
     if entry.fqn:  # not torch's layout (the top level first): look for it
         entry = next((e for e in entries if not e.fqn), None)
         if entry is None:
-            return
+            return {}
     sig = entry.signature
     names = _compat.forward_arg_names(ep, entry)
-    if not names or _ns.illegal_names().keys().isdisjoint(names):
-        return
-    legal = _ns.legal_names(names)
+    if not names:
+        return {}
+    graph = ep.graph
+    if not any(_ns.shadows(n, graph) for n in names):
+        return {}
+    legal = _ns.legal_names(names, graph)
     renames = {old: new for old, new in zip(names, legal) if old != new}
     _compat.set_forward_arg_names(ep, entry, legal)
     if _is_args_kwargs_spec(sig.in_spec) and any(
@@ -194,14 +201,53 @@ def _legalize_forward_arg_names(ep) -> None:
         if ep.example_inputs is not None:
             args, kwargs = ep.example_inputs
             _compat.set_example_inputs(ep, (args, {renames.get(k, k): v for k, v in kwargs.items()}))
+    return renames
+
+
+def _reconcile_guards(ep) -> None:
+    """Make ``ep``'s guards name the arguments its ``forward`` has.
+
+    A guard that still names an argument by the name it had before ``repair``
+    renamed it (``L['inf']`` when ``ep.module()`` takes ``inf_1``) breaks
+    ``ep.module()`` with ``NameError: name 'L' is not defined``. torch writes
+    such guards whenever it builds a program from one whose argument was renamed:
+    at export, ``run_decompositions`` (the guards come from the shape
+    environment, which keeps the user's names) and ``torch.export.load`` of a
+    program saved without the package. Each such name is the argument whose
+    new name ``legal_names`` gives it in its position; a name that fits no
+    argument, or more than one, is left as it is.
+    """
+    guarded = _compat.guard_arg_names(ep)
+    if not guarded:
+        return
+    entry = next((e for e in ep.module_call_graph if not e.fqn), None)
+    names = _compat.forward_arg_names(ep, entry) if entry is not None else None
+    if not names:
+        return
+    graph = ep.graph
+    renames = {}
+    for old in guarded.difference(names):
+        if not _ns.shadows(old, graph):
+            continue
+        fits = [
+            new for i, new in enumerate(names)
+            if new not in guarded and _ns.legal_names([*names[:i], old, *names[i + 1:]], graph)[i] == new
+        ]
+        if len(fits) == 1:
+            renames[old] = fits[0]
+    _compat.rename_in_guards(ep, renames)
+
+
+def _warn_renamed_args(renames: dict[str, str]) -> None:
+    """One warning per renamed argument; called once the whole repair has succeeded."""
     for old, new in renames.items():
         warn_once(
             f"renamed-arg-{old}",
             f"torch_export_names: the exported program's argument {old!r} is renamed {new!r}: as a "
-            f"parameter of the code torch.fx generates it would shadow the builtin or "
-            f"global {old!r} that code uses, and change what ep.module() computes. "
+            f"parameter of the code torch.fx generates it would shadow the global {old!r} that "
+            f"code uses (or is not a Python identifier), and change what ep.module() computes. "
             f"ep.module() takes it in the same position, or by keyword as {new}=...",
-            stacklevel=5,
+            stacklevel=6,
         )
 
 
@@ -215,7 +261,10 @@ def _legalize(obj, graphs, illegal: dict[int, list[torch.fx.Node]]) -> int:
             continue
         renames = {}
         for node in nodes:
-            new = _ns.fresh_name(graph, node.name)
+            if node.op == "placeholder" and not _ns.shadows(node.name, graph):
+                new = node.name  # only its target, the generated parameter, shadows: it follows
+            else:
+                new = _ns.fresh_name(graph, node.name)
             renames[node.name] = new
             _ns.rename(graph, node, new)
         renamed += len(nodes)
@@ -243,14 +292,19 @@ def legalize_node_names(obj, *, strict: bool = False) -> int:
     if graphs is None:
         return 0
     illegal: dict[int, list[torch.fx.Node]] = {}
-    refused = _ns.illegal_names()
     for i, (_, _, graph) in enumerate(graphs):
-        found = [n for n in graph.nodes if n.name in refused]
+        found = [
+            n for n in graph.nodes
+            if _ns.shadows(n.name, graph)
+            or n.op == "placeholder" and isinstance(n.target, str) and _ns.shadows(n.target, graph)
+        ]
         if found:
             illegal[i] = found
     renamed = _legalize(obj, graphs, illegal)
     if isinstance(obj, torch.export.ExportedProgram):
-        _legalize_forward_arg_names(obj)
+        args = _legalize_forward_arg_names(obj)
+        _reconcile_guards(obj)
+        _warn_renamed_args(args)
     return renamed
 
 
@@ -354,7 +408,7 @@ def _hop_subgraphs(
 def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object], placeholders) -> int:
     graph = sub.graph
     wanted: dict[torch.fx.Node, str] = {
-        ph: op.name if _ns.is_legal(op.name) else _ns.fresh_name(graph, op.name)
+        ph: op.name if _ns.is_legal(op.name, graph) else _ns.fresh_name(graph, op.name)
         for ph, op in zip(placeholders, operands)
         if isinstance(op, torch.fx.Node)
     }
@@ -366,8 +420,12 @@ def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object], place
             _ns.rename(graph, node, _ns.fresh_name(graph, node.name))
     renamed, given = 0, set()
     for ph, name in wanted.items():
-        if name in given:  # the same operand passed twice
-            name = _ns.fresh_name(graph, name)
+        if name in given:  # the same operand passed twice: the later placeholder gets a suffix,
+            current = ph.name  # and keeps the one it has (from an earlier repair) if it is one
+            if _ns.split_suffix(current)[0] == name and current not in given:
+                name = current
+            else:
+                name = _ns.fresh_name(graph, name)
         given.add(name)
         if ph.name != name:
             _ns.rename(graph, ph, name)
@@ -460,9 +518,12 @@ def repair(obj, *, strict: bool = False) -> RepairReport:
             if found:
                 illegal[i] = found
     legalized = _legalize(obj, graphs, illegal) if illegal else 0
+    args = {}
     if isinstance(obj, torch.export.ExportedProgram):
-        _legalize_forward_arg_names(obj)
+        args = _legalize_forward_arg_names(obj)
+        _reconcile_guards(obj)
     renamed = _propagate(graphs) if len(graphs) > 1 else 0  # HOP subgraphs are submodules
+    _warn_renamed_args(args)  # last: a repair that fails before here warns of nothing
     return RepairReport(recorded=recorded, renamed=renamed, legalized=legalized)
 
 
@@ -479,6 +540,7 @@ def _snapshot_program(ep):
         [(s, s.target) for s in sig.output_specs],
         [(e, _compat.forward_arg_names(ep, e), e.signature.in_spec) for e in entries],
         ep.example_inputs,
+        getattr(ep, "_guards_code", None),
     )
 
 
@@ -486,7 +548,7 @@ def _restore_program(ep, snap) -> None:
     """Put back the names ``_snapshot_program`` saw."""
     if snap is None:
         return
-    args, outputs, calls, example_inputs = snap
+    args, outputs, calls, example_inputs, guards = snap
     for arg, name in args:
         arg.name = name
     for spec, target in outputs:
@@ -497,6 +559,8 @@ def _restore_program(ep, snap) -> None:
         entry.signature.in_spec = in_spec
     if ep.example_inputs is not example_inputs:
         _compat.set_example_inputs(ep, example_inputs)
+    if guards is not None:
+        ep._guards_code = guards
 
 
 def find_illegal_names(obj, *, strict: bool = False) -> list[str]:
@@ -511,13 +575,14 @@ def find_illegal_names(obj, *, strict: bool = False) -> list[str]:
         f"{path}.{node.name}" if path else node.name
         for path, _, graph in graphs
         for node in graph.nodes
-        if not _ns.is_legal(node.name)
+        if _ns.shadows(node.name, graph)
+        or node.op == "placeholder" and isinstance(node.target, str) and _ns.shadows(node.target, graph)
     ]
     if isinstance(obj, torch.export.ExportedProgram):
         for entry in obj.module_call_graph:
             names = _compat.forward_arg_names(obj, entry) or []
             found += [f"<forward{'.' + entry.fqn if entry.fqn else ''}>.{n}" for n in names
-                      if not _ns.is_legal(n)]
+                      if _ns.shadows(n, obj.graph)]
     return found
 
 

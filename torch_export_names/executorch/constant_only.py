@@ -15,6 +15,9 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
+from .._warnings import warn_once
+from ..passes import _hop_nodes, _hop_subgraphs
+
 __all__ = ["constant_only_nodes", "is_quantize_op", "runtime_placeholders"]
 
 # Placeholders whose value is fixed when the program is built.
@@ -26,10 +29,18 @@ def runtime_placeholders(ep: ExportedProgram) -> set[str]:
 
     User inputs, effect tokens and mutated buffers (a KV cache is run-time
     state, not a constant), whether the program writes them back as an output
-    (functional form) or in place (torch.export's default form). Parameters,
-    buffers that are never written and lifted constants are constants. A
-    placeholder the signature does not describe counts as run time, which errs
-    towards plain QNN behaviour.
+    (functional form) or in place (torch.export's default form). An in-place
+    write counts wherever it is: in the top-level graph, or inside the
+    subgraph of a higher-order op the placeholder is passed to
+    (``wrap_with_set_grad_enabled`` and ``wrap_with_autocast``, which
+    ``torch.no_grad()`` and ``torch.autocast(...)`` regions export to, both
+    branches of ``cond``, ``while_loop``'s condition and body, ``map_impl``'s
+    and ``scan``'s body), at any depth, and through views on either side of
+    the call. Parameters, buffers that are never written and lifted constants
+    are constants. A placeholder the signature does not describe counts as run
+    time, which errs towards plain QNN behaviour; so does one passed to such a
+    higher-order op whose arguments this package cannot map to its subgraph's
+    placeholders (another torch release's layout: a warning says so).
     """
     mutated = set(ep.graph_signature.buffers_to_mutate.values())
     constant = {
@@ -39,7 +50,7 @@ def runtime_placeholders(ep: ExportedProgram) -> set[str]:
         and not (spec.kind == InputKind.BUFFER and spec.target in mutated)
         and hasattr(spec.arg, "name")
     }
-    written = _written_in_place(ep.graph)
+    written = _written_placeholders(ep.graph_module, {})
     return {
         n.name for n in ep.graph.nodes if n.op == "placeholder" and (n.name not in constant or n in written)
     }
@@ -89,6 +100,54 @@ def _written_in_place(graph: torch.fx.Graph) -> set[torch.fx.Node]:
             value = node.args[i] if i < len(node.args) else node.kwargs.get(arg.name)
             if isinstance(value, torch.fx.Node) and (base := _view_base(value)).op == "placeholder":
                 written.add(base)
+    return written
+
+
+def _written_placeholders(
+    module: torch.fx.GraphModule, seen: dict[int, set[torch.fx.Node]]
+) -> set[torch.fx.Node]:
+    """Placeholders of ``module``'s graph written in place there or in the HOP subgraphs it calls.
+
+    A subgraph placeholder that is written (in turn, by this rule) counts as a
+    write of the operand the HOP call passes to it, or of the placeholder
+    that operand is a view of. Every placeholder a HOP call of unknown
+    argument layout reads counts as written, since its subgraphs cannot be
+    followed. ``seen`` holds the answer for each subgraph already visited (by
+    ``id``): a subgraph shared by several calls is read once.
+    """
+    if id(module) in seen:
+        return seen[id(module)]
+    written = _written_in_place(module.graph)
+    if not module._modules:  # no subgraphs to follow
+        seen[id(module)] = written
+        return written
+    followed, unmapped = set(), set()
+    for hop, sub, operands in _hop_subgraphs(module):  # warns of, and leaves out, unknown layouts
+        placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+        if len(placeholders) != len(operands):  # another torch's HOP schema
+            unmapped.add(hop)
+            continue
+        followed.add(hop)
+        inner = _written_placeholders(sub, seen)
+        for placeholder, operand in zip(placeholders, operands):
+            if (
+                placeholder in inner
+                and isinstance(operand, torch.fx.Node)
+                and (base := _view_base(operand)).op == "placeholder"
+            ):
+                written.add(base)
+    for hop in _hop_nodes(module.graph):
+        if hop in unmapped or hop not in followed:
+            warn_once(
+                f"executorch-hop-{hop.target._name}",
+                f"torch_export_names.executorch: the operands of {hop.target._name} node {hop.name!r} "
+                "could not be matched to its subgraphs' placeholders (this torch's HOP schema is "
+                "not the one this package knows); every placeholder it reads counts as run time.",
+            )
+            written.update(
+                base for arg in hop.all_input_nodes if (base := _view_base(arg)).op == "placeholder"
+            )
+    seen[id(module)] = written
     return written
 
 
