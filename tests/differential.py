@@ -128,7 +128,11 @@ def _convnet_dims(frames=False):
 
 
 # torchvision at 64x64 (the k=1 call is 56x56: vgg, densenet, convnext need 32 or more at every
-# stage), alexnet at 80 (72 keeps its last pooling at 2x2 or more), inception_v3 at 96 (75 or more)
+# stage), alexnet at 80 (72 keeps its last pooling at 2x2 or more).
+# Left out for time (the whole corpus must run in under an hour on 2 shared cores): the larger
+# graphs of a family already here (resnext50, wide_resnet50, densenet121, efficientnet_v2_s,
+# swin_v2_t, maxvit_t, deeplabv3_resnet50, inception_v3; timm's hgnetv2, efficientvit, fastvit,
+# repvit, edgenext, levit, pvt_v2).
 def _torchvision(name, size=64, ci=False, dynamic_spatial=True, atol=1e-4, rtol=1e-4, **kwargs):
     def build():
         tv = _torchvision_shim.import_torchvision()
@@ -287,17 +291,16 @@ def _nn_entries() -> list[Entry]:
 def _torchvision_entries() -> list[Entry]:
     tv, seg, vid = _torchvision, _torchvision_segmentation, _torchvision_video
     return [
-        tv("resnet18", ci=True), tv("resnet50"), tv("resnext50_32x4d"), tv("wide_resnet50_2"),
+        tv("resnet18", ci=True), tv("resnet50"),
         tv("alexnet", size=80), tv("vgg11"), tv("vgg11_bn"), tv("squeezenet1_0"),
         tv("squeezenet1_1", ci=True),
-        tv("densenet121"), tv("googlenet", init_weights=True), tv("inception_v3", size=96, init_weights=True),
+        tv("googlenet", init_weights=True),
         tv("mobilenet_v2"), tv("mobilenet_v3_small"), tv("mobilenet_v3_large"),
         tv("mnasnet0_5"), tv("mnasnet1_0"), tv("shufflenet_v2_x0_5"), tv("shufflenet_v2_x1_0"),
-        tv("efficientnet_b0"), tv("efficientnet_v2_s"), tv("regnet_x_400mf"), tv("regnet_y_400mf"),
-        tv("convnext_tiny"), tv("swin_t"), tv("swin_v2_t"),
+        tv("efficientnet_b0"), tv("regnet_x_400mf"), tv("regnet_y_400mf"),
+        tv("convnext_tiny"), tv("swin_t"),
         tv("vit_b_32", size=64, image_size=64, dynamic_spatial=False),
-        tv("maxvit_t", size=64, dynamic_spatial=False, atol=1e-3),
-        seg("fcn_resnet50"), seg("deeplabv3_resnet50"), seg("deeplabv3_mobilenet_v3_large"),
+        seg("fcn_resnet50"), seg("deeplabv3_mobilenet_v3_large"),
         seg("lraspp_mobilenet_v3_large", ci=True),
         vid("r3d_18", ci=True), vid("mc3_18"), vid("r2plus1d_18"), vid("s3d", size=32, frames=8),
         vid("swin3d_t", size=32, frames=4),
@@ -318,13 +321,11 @@ def _timm_entries() -> list[Entry]:
         t("test_coatnet", dynamic_spatial=False, size=160), t("test_maxvit", dynamic_spatial=False, size=160),
         t("test_mambaout", size=64),
         t("resnet10t"), t("resnet18d"), t("regnetx_002"), t("mobilenetv3_small_050"), t("lcnet_050"),
-        t("tinynet_e"), t("ghostnet_050"), t("rexnet_100"), t("efficientnet_b0"), t("hgnetv2_b0"),
-        t("mobilevit_xxs", size=64), t("edgenext_xx_small", size=64), t("convnext_atto"),
-        t("repvit_m1", size=64), t("fastvit_t8", size=64), t("mobileone_s0"),
+        t("tinynet_e"), t("ghostnet_050"), t("rexnet_100"), t("efficientnet_b0"),
+        t("mobilevit_xxs", size=64), t("convnext_atto"),
+        t("mobileone_s0"),
         t("vit_tiny_patch16_224", dynamic_spatial=False, size=64, img_size=64),
         t("deit_tiny_patch16_224", dynamic_spatial=False, size=64, img_size=64),
-        t("levit_128s", dynamic_spatial=False, size=224, atol=1e-3),
-        t("pvt_v2_b0", size=64), t("efficientvit_b0", size=64),
     ]
 
 
