@@ -232,7 +232,7 @@ def _nn_entries() -> list[Entry]:
         _nn("Linear", lambda: nn.Linear(8, 4), batch(8), b0, ci=True),
         _nn("Sequential-MLP", mlp, batch(8), b0, ci=True),
         _nn("Sequential-ConvBNReLU", conv_stack, img, images, ci=True),
-        _nn("Conv1d", lambda: nn.Conv1d(4, 6, 3), batch(4, 10), ({0: AUTO, 2: AUTO},)),
+        _nn("Conv1d", lambda: nn.Conv1d(4, 6, 3), batch(4, 10), ({0: AUTO, 2: AUTO},), ci=True),
         _nn("Conv2d", lambda: nn.Conv2d(3, 5, 3), img, images, ci=True),
         _nn("ConvTranspose2d", lambda: nn.ConvTranspose2d(3, 4, 3, stride=2), img, images),
         _nn("Conv3d", lambda: nn.Conv3d(2, 3, 3), batch(2, 5, 6, 6), ({0: AUTO},)),
@@ -300,7 +300,7 @@ def _torchvision_entries() -> list[Entry]:
         tv("efficientnet_b0"), tv("regnet_x_400mf"), tv("regnet_y_400mf"),
         tv("vit_b_32", size=64, image_size=64, dynamic_spatial=False),
         seg("deeplabv3_mobilenet_v3_large"),
-        seg("lraspp_mobilenet_v3_large", ci=True),
+        seg("lraspp_mobilenet_v3_large"),
         vid("r3d_18"), vid("mc3_18"),
     ]
 
