@@ -320,7 +320,7 @@ def _timm_entries() -> list[Entry]:
         t("test_mambaout", size=64),
         t("resnet10t"), t("resnet18d"), t("regnetx_002"), t("mobilenetv3_small_050"), t("lcnet_050"),
         t("tinynet_e"), t("ghostnet_050"), t("rexnet_100"), t("efficientnet_b0"),
-        t("mobilevit_xxs", size=64), t("convnext_atto"),
+        t("mobilevit_xxs", size=64), t("convnext_atto", size=64),
         t("mobileone_s0"),
         t("vit_tiny_patch16_224", dynamic_spatial=False, size=64, img_size=64),
         t("deit_tiny_patch16_224", dynamic_spatial=False, size=64, img_size=64),
