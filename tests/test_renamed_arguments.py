@@ -28,6 +28,7 @@ from torch_export_names import (
     repair,
     uninstall,
 )
+from torch_export_names._torch_compat import forward_arg_names
 from torch_export_names.passes import _graph_modules
 
 from conftest import lint_all
@@ -57,6 +58,10 @@ class InfConv(torch.nn.Module):
 
     def forward(self, inf):
         return torch.clamp(self.body(inf), max=math.inf) * 2
+
+
+def _arg_names(ep) -> list[str]:
+    return forward_arg_names(ep, ep.module_call_graph[0])
 
 
 def _outcome(fn):
@@ -106,7 +111,7 @@ def _runs_like_eager(ep, model):
 
 def test_a_renamed_argument_is_renamed_in_the_guards(inf_program):
     model, ep = inf_program
-    names = ep.module_call_graph[0].signature.forward_arg_names
+    names = _arg_names(ep)
     assert names == ["inf_1"]
     guards = getattr(ep, "_guards_code", [])
     assert not any("L['inf']" in g for g in guards), guards
@@ -153,7 +158,7 @@ def test_saved_by_stock_torch_loads_under_the_hook(without_hook):
     buffer.seek(0)
     with installed():
         loaded = torch.export.load(buffer)
-    assert loaded.module_call_graph[0].signature.forward_arg_names == ["inf_1"]
+    assert _arg_names(loaded) == ["inf_1"]
     _runs_like_eager(loaded, model)
 
 
@@ -192,7 +197,10 @@ class KwargsOnly(torch.nn.Module):
 
 def test_a_keyword_key_that_is_not_an_identifier_becomes_one(without_hook):
     x, y = torch.randn(3), torch.randn(3)
-    ep = torch.export.export(KwargsOnly(), (x,), {"my-input": y})
+    try:
+        ep = torch.export.export(KwargsOnly(), (x,), {"my-input": y})
+    except SyntaxError as e:  # strict export (the default before 2.5) generates the same code itself
+        pytest.skip(f"torch {torch.__version__} cannot export a keyword argument called 'my-input': {e.msg}")
     with pytest.raises(SyntaxError):
         ep.module()  # stock torch generates `def forward(self, x, my-input)`
     repair(ep)
@@ -223,7 +231,7 @@ def test_a_repair_that_is_rolled_back_warns_of_nothing(without_hook, monkeypatch
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             ep = torch.export.export(InfInput(), (x,))
-        assert ep.module_call_graph[0].signature.forward_arg_names == ["inf"], "not rolled back"
+        assert _arg_names(ep) == ["inf"], "not rolled back"
         assert not [w for w in caught if issubclass(w.category, TorchExportNamesWarning)]
         monkeypatch.undo()
         with pytest.warns(TorchExportNamesWarning, match="'inf' is renamed 'inf_1'"):

@@ -32,6 +32,7 @@ import torch.fx
 __all__ = [
     "PrivateStateMissing",
     "check",
+    "candidates",
     "codegen_names",
     "fresh_name",
     "illegal_names",
@@ -243,7 +244,7 @@ def is_legal(name: str, graph: torch.fx.Graph | None = None) -> bool:
 _candidates_cache: frozenset[str] | None = None
 
 
-def _candidates() -> frozenset[str]:
+def candidates() -> frozenset[str]:
     """Every identifier ``shadows`` can be true for (for one set test before the real one)."""
     global _candidates_cache
     if _candidates_cache is None:
@@ -290,7 +291,7 @@ def names_at_risk(graph: torch.fx.Graph) -> tuple[list[str], list[str]]:
     used = _namespace(graph)._used_names
     names = [node.name for node in graph.nodes]
     unrecorded = [] if used.issuperset(names) else [n for n in names if n not in used]
-    if _candidates().isdisjoint(names) and all(map(str.isidentifier, names)):
+    if candidates().isdisjoint(names) and all(map(str.isidentifier, names)):
         return unrecorded, []
     return unrecorded, [n for n in names if shadows(n, graph)]
 
@@ -394,12 +395,12 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
     """
     ns = _namespace(graph)
     used, obj_to_name, base_count = ns._used_names, ns._obj_to_name, ns._base_count
-    candidates = _candidates()
+    risky = candidates()
     new = 0
     for node in graph.nodes:
         name = node.name
         if obj_to_name.get(node) != name:
-            if (name in candidates or not name.isidentifier()) and shadows(name, graph):
+            if (name in risky or not name.isidentifier()) and shadows(name, graph):
                 if illegal is not None:
                     illegal.append(node)
             else:
@@ -417,15 +418,18 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
         # A placeholder is a parameter of the generated code named after its *target*,
         # which fx's own graphs keep as the user wrote it (``len``, named ``len_1``), and
         # a torch.fx that records names without checking them records a shadowing one.
-        seen = set(illegal)
-        for node in placeholders(graph):
-            target = node.target
-            if node in seen or not isinstance(target, str):
-                continue
-            if (target in candidates or node.name in candidates or not target.isidentifier()) and (
-                shadows(target, graph) or shadows(node.name, graph)
-            ):
-                illegal.append(node)
+        phs = _indexed_placeholders(graph, ordered=False)  # graph order only if one is at risk
+        if phs is None:
+            phs = placeholders(graph)
+        at_risk = {
+            node for node in phs
+            if isinstance(node.target, str)
+            and (node.target in risky or node.name in risky or not node.target.isidentifier())
+            and (shadows(node.target, graph) or shadows(node.name, graph))
+        }
+        if at_risk:
+            seen = set(illegal)
+            illegal.extend(n for n in placeholders(graph) if n in at_risk and n not in seen)
     return new
 
 

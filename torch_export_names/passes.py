@@ -188,6 +188,8 @@ def _legalize_forward_arg_names(ep) -> dict[str, str]:
     names = _compat.forward_arg_names(ep, entry)
     if not names:
         return {}
+    if _ns.candidates().isdisjoint(names) and all(map(str.isidentifier, names)):
+        return {}  # the common case: no name is one that can shadow
     graph = ep.graph
     if not any(_ns.shadows(n, graph) for n in names):
         return {}
