@@ -31,8 +31,9 @@ import torch.fx
 
 __all__ = [
     "PrivateStateMissing",
-    "check",
     "candidates",
+    "check",
+    "clobbered_placeholders",
     "codegen_names",
     "fresh_name",
     "illegal_names",
@@ -236,6 +237,29 @@ def shadows(name: str, graph: torch.fx.Graph | None = None) -> bool:
     )
 
 
+def clobbered_placeholders(graph: torch.fx.Graph) -> set[torch.fx.Node]:
+    """Placeholders whose local in fx's generated code overwrites a later parameter.
+
+    The code generator names each node's local through ``create_name``, which
+    refuses builtins: a placeholder ``input`` becomes ``input_1 = input``. If a
+    later placeholder's parameter is called ``input_1``, that line overwrites
+    it before it is read (``forward(self, input, input_1)`` computes with
+    ``input`` twice, on stock torch too). This replays the generator's naming
+    of the placeholders (they come first) and returns the ones that do this.
+    """
+    phs = placeholders(graph)
+    targets = {n.target: i for i, n in enumerate(phs) if isinstance(n.target, str)}
+    space = torch.fx.graph._Namespace()
+    for name, entry in getattr(torch.fx.graph, "_custom_builtins", {}).items():
+        space.create_name(name, entry.obj)  # the globals the generator registers first
+    found = set()
+    for i, node in enumerate(phs):
+        local = space.create_name(node.name, node)
+        if local != node.target and targets.get(local, -1) > i:
+            found.add(node)
+    return found
+
+
 def is_legal(name: str, graph: torch.fx.Graph | None = None) -> bool:
     """Whether ``name`` can name a node or argument of ``graph``: it shadows nothing."""
     return not shadows(name, graph)
@@ -421,12 +445,18 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
         phs = _indexed_placeholders(graph, ordered=False)  # graph order only if one is at risk
         if phs is None:
             phs = placeholders(graph)
-        at_risk = {
+        maybe = [
             node for node in phs
             if isinstance(node.target, str)
             and (node.target in risky or node.name in risky or not node.target.isidentifier())
-            and (shadows(node.target, graph) or shadows(node.name, graph))
-        }
+        ]
+        at_risk = set()
+        if maybe:  # a builtin such as ``input`` shadows nothing, unless its local clobbers a parameter
+            clobbered = clobbered_placeholders(graph)
+            at_risk = {
+                node for node in maybe
+                if shadows(node.target, graph) or shadows(node.name, graph) or node in clobbered
+            }
         if at_risk:
             seen = set(illegal)
             illegal.extend(n for n in placeholders(graph) if n in at_risk and n not in seen)

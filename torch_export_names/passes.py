@@ -263,7 +263,7 @@ def _legalize(obj, graphs, illegal: dict[int, list[torch.fx.Node]]) -> int:
             continue
         renames = {}
         for node in nodes:
-            if node.op == "placeholder" and not _ns.shadows(node.name, graph):
+            if node.op == "placeholder" and node.name != node.target and not _ns.shadows(node.name, graph):
                 new = node.name  # only its target, the generated parameter, shadows: it follows
             else:
                 new = _ns.fresh_name(graph, node.name)
@@ -295,9 +295,10 @@ def legalize_node_names(obj, *, strict: bool = False) -> int:
         return 0
     illegal: dict[int, list[torch.fx.Node]] = {}
     for i, (_, _, graph) in enumerate(graphs):
+        clobbered = _ns.clobbered_placeholders(graph)
         found = [
             n for n in graph.nodes
-            if _ns.shadows(n.name, graph)
+            if _ns.shadows(n.name, graph) or n in clobbered
             or n.op == "placeholder" and isinstance(n.target, str) and _ns.shadows(n.target, graph)
         ]
         if found:
@@ -573,11 +574,12 @@ def find_illegal_names(obj, *, strict: bool = False) -> list[str]:
     graphs = _checked_graphs(obj, strict, "find_illegal_names")
     if graphs is None:
         return []
+    clobbered_in = {graph: _ns.clobbered_placeholders(graph) for _, _, graph in graphs}
     found = [
         f"{path}.{node.name}" if path else node.name
         for path, _, graph in graphs
         for node in graph.nodes
-        if _ns.shadows(node.name, graph)
+        if _ns.shadows(node.name, graph) or node in clobbered_in[graph]
         or node.op == "placeholder" and isinstance(node.target, str) and _ns.shadows(node.target, graph)
     ]
     if isinstance(obj, torch.export.ExportedProgram):
