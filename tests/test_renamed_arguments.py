@@ -261,3 +261,11 @@ def test_a_kept_builtin_name_is_renamed_where_fx_would_clobber_the_next_argument
     if torch.allclose(stock_got, expected):
         pytest.skip(f"torch {torch.__version__} no longer clobbers the argument: nothing was wrong")
     assert "input" in find_illegal_names(stock)
+
+
+def test_uninstall_takes_the_guards_descriptor_off_and_programs_keep_their_guards(inf_program):
+    from torch.export import ExportedProgram
+
+    _, ep = inf_program  # exported under the hook, which is off again now
+    assert "_guards_code" not in ExportedProgram.__dict__
+    assert ep._guards_code == ep.__dict__["_guards_code"]
