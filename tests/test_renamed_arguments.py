@@ -21,6 +21,7 @@ import torch
 
 from torch_export_names import (
     TorchExportNamesWarning,
+    _fx_namespace,
     find_illegal_names,
     install,
     installed,
@@ -29,6 +30,7 @@ from torch_export_names import (
     uninstall,
 )
 from torch_export_names._torch_compat import forward_arg_names
+from torch_export_names.hook import suspended
 from torch_export_names.passes import _graph_modules
 
 from conftest import lint_all
@@ -269,3 +271,32 @@ def test_uninstall_takes_the_guards_descriptor_off_and_programs_keep_their_guard
     _, ep = inf_program  # exported under the hook, which is off again now
     assert "_guards_code" not in ExportedProgram.__dict__
     assert ep._guards_code == ep.__dict__["_guards_code"]
+
+
+class WhileIterTwice(torch.nn.Module):
+    """One operand called ``iter`` (a builtin) passed twice to while_loop's subgraphs."""
+
+    def forward(self, it, iter):
+        from torch._higher_order_ops.while_loop import while_loop
+
+        return while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * 2 + iter), (it, iter))
+
+
+def test_subgraph_placeholders_named_after_one_builtin_operand_do_not_clobber_each_other():
+    """Named ``iter`` and ``iter_1``, fx's local ``iter_1 = iter`` would overwrite the second."""
+    pytest.importorskip("torch._higher_order_ops.while_loop")
+    args = (torch.tensor(0), torch.tensor([1.0, 2.0]))
+    try:
+        ep = torch.export.export(WhileIterTwice(), args)
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"torch {torch.__version__} cannot export this while_loop: {type(e).__name__}")
+    repair(ep)
+    for _, module, graph in _graph_modules(ep):
+        assert _fx_namespace.clobbered_placeholders(graph) == set(), module.code
+    codes = _codes(ep)
+    assert repair(ep) == (0, 0, 0) and _codes(ep) == codes
+    expected = WhileIterTwice()(*args)
+    with suspended():
+        stock = torch.export.export(WhileIterTwice(), args).module()(*args)
+    if _same_outcome(stock[1], expected[1]):  # torch 2.4 - 2.7 compute this loop wrongly, any names
+        torch.testing.assert_close(ep.module()(*args), expected)

@@ -34,6 +34,7 @@ __all__ = [
     "candidates",
     "check",
     "clobbered_placeholders",
+    "clobbering",
     "codegen_names",
     "fresh_name",
     "illegal_names",
@@ -237,27 +238,45 @@ def shadows(name: str, graph: torch.fx.Graph | None = None) -> bool:
     )
 
 
-def clobbered_placeholders(graph: torch.fx.Graph) -> set[torch.fx.Node]:
-    """Placeholders whose local in fx's generated code overwrites a later parameter.
+def clobbering(names: Sequence[str]) -> set[int]:
+    """The positions in ``names`` (placeholder names, which are also their parameters'
+    names, in graph order) whose local in fx's generated code overwrites a later parameter.
 
     The code generator names each node's local through ``create_name``, which
     refuses builtins: a placeholder ``input`` becomes ``input_1 = input``. If a
-    later placeholder's parameter is called ``input_1``, that line overwrites
-    it before it is read (``forward(self, input, input_1)`` computes with
-    ``input`` twice, on stock torch too). This replays the generator's naming
-    of the placeholders (they come first) and returns the ones that do this.
+    later parameter is called ``input_1``, that line overwrites it before it is
+    read (``forward(self, input, input_1)`` computes with ``input`` twice, on
+    stock torch too). This replays the generator's naming of the placeholders
+    (they come first in a graph).
     """
-    phs = placeholders(graph)
-    targets = {n.target: i for i, n in enumerate(phs) if isinstance(n.target, str)}
+    later = {name: i for i, name in enumerate(names)}
     space = torch.fx.graph._Namespace()
     for name, entry in getattr(torch.fx.graph, "_custom_builtins", {}).items():
         space.create_name(name, entry.obj)  # the globals the generator registers first
     found = set()
-    for i, node in enumerate(phs):
-        local = space.create_name(node.name, node)
-        if local != node.target and targets.get(local, -1) > i:
-            found.add(node)
+    for i, name in enumerate(names):
+        local = space.create_name(name, object())
+        if local != name and later.get(local, -1) > i:
+            found.add(i)
     return found
+
+
+def clobbered_placeholders(graph: torch.fx.Graph) -> set[torch.fx.Node]:
+    """``graph``'s placeholders whose generated local overwrites a later parameter (``clobbering``)."""
+    phs = [n for n in placeholders(graph) if isinstance(n.target, str)]
+    if not any(n.name in builtins.__dict__ for n in phs):  # only a refused name gets another local
+        return set()
+    if any(n.name != n.target for n in phs):  # fx's own graphs: the parameter is the target
+        names = [n.target for n in phs]
+        space = torch.fx.graph._Namespace()
+        for name, entry in getattr(torch.fx.graph, "_custom_builtins", {}).items():
+            space.create_name(name, entry.obj)
+        later = {t: i for i, t in enumerate(names)}
+        return {
+            n for i, n in enumerate(phs)
+            if (local := space.create_name(n.name, n)) != n.target and later.get(local, -1) > i
+        }
+    return {phs[i] for i in clobbering([n.name for n in phs])}
 
 
 def is_legal(name: str, graph: torch.fx.Graph | None = None) -> bool:

@@ -408,6 +408,15 @@ def _hop_subgraphs(
                 yield node, sub, operands
 
 
+def _suffixed(graph: torch.fx.Graph, ph: torch.fx.Node, name: str, taken: set[str]) -> str:
+    """A suffixed form of ``name`` for placeholder ``ph``: the one it has if it has one (from an
+    earlier repair, so that repair is idempotent), else a fresh one."""
+    current = ph.name
+    if current != name and _ns.split_suffix(current)[0] == name and current not in taken:
+        return current
+    return _ns.fresh_name(graph, name)
+
+
 def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object], placeholders) -> int:
     graph = sub.graph
     wanted: dict[torch.fx.Node, str] = {
@@ -421,15 +430,19 @@ def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object], place
     for node in graph.nodes:
         if node not in wanted and node.name in wanted.values():
             _ns.rename(graph, node, _ns.fresh_name(graph, node.name))
-    renamed, given = 0, set()
+    final: dict[torch.fx.Node, str] = {}
     for ph, name in wanted.items():
-        if name in given:  # the same operand passed twice: the later placeholder gets a suffix,
-            current = ph.name  # and keeps the one it has (from an earlier repair) if it is one
-            if _ns.split_suffix(current)[0] == name and current not in given:
-                name = current
-            else:
-                name = _ns.fresh_name(graph, name)
-        given.add(name)
+        if name in final.values():  # the same operand passed twice: the later placeholder gets a suffix
+            name = _suffixed(graph, ph, name, set(final.values()))
+        final[ph] = name
+    # fx's generated local for a builtin-named placeholder (``iter`` -> ``iter_1 = iter``) must not
+    # be a later placeholder's parameter (an operand passed twice: ``iter``, ``iter_1``).
+    for i in _ns.clobbering([final.get(ph, ph.name) for ph in placeholders]):
+        ph = placeholders[i]
+        if ph in final:
+            final[ph] = _suffixed(graph, ph, final[ph], {n for p, n in final.items() if p is not ph})
+    renamed = 0
+    for ph, name in final.items():
         if ph.name != name:
             _ns.rename(graph, ph, name)
             renamed += 1
