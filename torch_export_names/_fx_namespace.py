@@ -421,7 +421,9 @@ def rename(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> None:
     record(graph, node)
 
 
-def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None) -> int:
+def record_all(
+    graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None, *, exported: bool = False
+) -> int:
     """``record`` every node of ``graph``; returns how many names were new.
 
     Nodes whose name shadows (``shadows``: a global of fx's generated code,
@@ -432,9 +434,10 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
     mapping is stale, or it is a placeholder's (user input names, fx's own
     targets, a torch.fx that records names without checking them). Only those
     are checked, and a shadowing name's node keeps its stale mapping until it
-    is renamed, so a later ``repair`` still finds it. This is the loop the
-    hook runs on every exported graph: one pass, the name space looked up
-    once, a name's suffix parsed only when it is new.
+    is renamed, so a later ``repair`` still finds it. ``exported``: the graph
+    is an exported program's, whose placeholders' targets are their names.
+    This is the loop the hook runs on every exported graph: one pass, the name
+    space looked up once, a name's suffix parsed only when it is new.
     """
     ns = _namespace(graph)
     used, obj_to_name, base_count = ns._used_names, ns._obj_to_name, ns._base_count
@@ -457,10 +460,12 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
             num = int(digits)
             if base_count.get(base, 0) < num:
                 base_count[base] = num
-    if illegal is not None:
-        # A placeholder is a parameter of the generated code named after its *target*,
-        # which fx's own graphs keep as the user wrote it (``len``, named ``len_1``), and
-        # a torch.fx that records names without checking them records a shadowing one.
+    if illegal is not None and (not exported or not risky.isdisjoint(used)):
+        # A placeholder is a parameter of the generated code named after its *target*, which
+        # fx's own graphs keep as the user wrote it (``len``, named ``len_1``); a torch.fx that
+        # records names without checking them records a shadowing one; a builtin-named one
+        # (``input``) can clobber a later parameter. In an exported program targets are the
+        # names, and all of these need a name ``shadows`` can be true for: one set test.
         phs = _indexed_placeholders(graph, ordered=False)  # graph order only if one is at risk
         if phs is None:
             phs = placeholders(graph)
@@ -469,16 +474,15 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
             if isinstance(node.target, str)
             and (node.target in risky or node.name in risky or not node.target.isidentifier())
         ]
-        at_risk = set()
-        if maybe:  # a builtin such as ``input`` shadows nothing, unless its local clobbers a parameter
+        if maybe:
             clobbered = clobbered_placeholders(graph)
             at_risk = {
                 node for node in maybe
                 if shadows(node.target, graph) or shadows(node.name, graph) or node in clobbered
             }
-        if at_risk:
-            seen = set(illegal)
-            illegal.extend(n for n in placeholders(graph) if n in at_risk and n not in seen)
+            if at_risk:
+                seen = set(illegal)
+                illegal.extend(n for n in placeholders(graph) if n in at_risk and n not in seen)
     return new
 
 

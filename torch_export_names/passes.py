@@ -515,7 +515,7 @@ def repair(obj, *, strict: bool = False) -> RepairReport:
         graphs = [("", root, root.graph)]
         found: list[torch.fx.Node] = []
         try:
-            recorded = _ns.record_all(root.graph, found)
+            recorded = _ns.record_all(root.graph, found, exported=root is not obj)
         except _ns.PrivateStateMissing as e:
             if strict:
                 raise
@@ -528,9 +528,10 @@ def repair(obj, *, strict: bool = False) -> RepairReport:
             return RepairReport(0, 0, 0)
         illegal = {}
         recorded = 0
+        exported = isinstance(obj, torch.export.ExportedProgram)
         for i, (_, _, graph) in enumerate(graphs):
             found = []
-            recorded += _ns.record_all(graph, found)
+            recorded += _ns.record_all(graph, found, exported=exported)
             if found:
                 illegal[i] = found
     legalized = _legalize(obj, graphs, illegal) if illegal else 0
