@@ -205,6 +205,11 @@ def _indent(text: str, spaces: int) -> str:
 
 
 # Features of a release, read from its sources.
+def _typing_list(s: Sources, path: str) -> bool:
+    """Whether ``path`` annotates with ``typing.List`` (a release that still supports Python 3.8)."""
+    return s.has(path, r"^from typing import .*\bList\b")
+
+
 def _has_name_regex(s: Sources) -> bool:
     return s.has("torch/fx/graph.py", r"^_name_regex = ")
 
@@ -582,6 +587,15 @@ EDITS: list[Edit] = [
                 "torch/export/_unlift.py",
                 "def _get_codegen(\n",
                 _LEGAL_FORWARD_ARG_NAMES + "def _get_codegen(\n",
+                when=lambda s: not _typing_list(s, "torch/export/_unlift.py"),
+            ),
+            Alt(
+                "torch/export/_unlift.py",
+                "def _get_codegen(\n",
+                _LEGAL_FORWARD_ARG_NAMES.replace("list[str]", "List[str]") + "def _get_codegen(\n",
+                when=lambda s: _typing_list(s, "torch/export/_unlift.py"),
+                note="torch/export/_unlift.py annotates with typing.List in this release "
+                "(list[str] needs Python 3.9).",
             ),
         ),
     ),
@@ -627,8 +641,8 @@ EDITS: list[Edit] = [
 '''),
         ),
         na=(
-            "torch/export/_swap.py does not make placeholders from forward_arg_names here",
-            lambda s: not s.has("torch/export/_swap.py", r"^    for arg in forward_arg_names:$"),
+            "torch/export/_swap.py (module swapping) does not exist in this release",
+            lambda s: s.text("torch/export/_swap.py") is None,
         ),
     ),
     Edit(

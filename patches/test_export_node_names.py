@@ -39,6 +39,10 @@ try:
 except ImportError:
     _copy_graph_module_and_signature = None
 HAS_AUTOCAST_HOP = hasattr(torch._higher_order_ops.wrap, "wrap_with_autocast")
+try:
+    from torch.export._swap import _swap_modules
+except ImportError:
+    _swap_modules = None
 
 
 class MulInput(torch.nn.Module):
@@ -111,8 +115,12 @@ def _sequential():
     ).eval()
 
 
-# batch, height and width dynamic; used with inputs of shape (2, 3, 8, 8)
-IMAGE_DIMS = {0: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO}
+# batch, height and width dynamic; used with inputs of shape (2, 3, 8, 8) (the
+# ranges spelled out where this torch has no Dim.AUTO)
+if hasattr(Dim, "AUTO"):
+    IMAGE_DIMS = {0: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO}
+else:
+    IMAGE_DIMS = {0: Dim("batch"), 2: Dim("height", min=4), 3: Dim("width", min=4)}
 
 
 class ConvInfInput(torch.nn.Module):
@@ -131,6 +139,19 @@ class InfInput(torch.nn.Module):
     # A placeholder called inf would shadow the global inf of generated code.
     def forward(self, inf):
         return inf * math.inf + inf
+
+
+class SubmoduleInfInput(torch.nn.Module):
+    class Sub(torch.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    def __init__(self):
+        super().__init__()
+        self.sub = SubmoduleInfInput.Sub()
+
+    def forward(self, inf):
+        return self.sub(inf) * math.inf + inf
 
 
 class CondInfOperand(torch.nn.Module):
@@ -346,13 +367,24 @@ output output""",
         buffer = io.BytesIO()
         torch.export.save(ep, buffer)
         buffer.seek(0)
+        self.assertEqual(list(inspect.signature(ep.module().forward).parameters), ["inf_1"])
         for program in (ep, ep.run_decompositions(), torch.export.load(buffer)):
             module = program.module()
-            self.assertEqual(list(inspect.signature(module.forward).parameters), ["inf_1"])
+            # inf_1; arg_0 where this torch does not keep the argument names
+            (param,) = inspect.signature(module.forward).parameters
+            self.assertFalse(_shadows_generated_code(param), param)
             self.assertEqual(module(new), model(new))
-            with self.assertRaisesRegex(Exception, "Guard failed|size"):
+            with self.assertRaisesRegex(Exception, "Guard failed|shape|size"):
                 module(torch.randn(5, 3, 2, 9))  # height below the conv's kernel
             self.assertNamesLegal(program.graph_module)
+
+    @unittest.skipIf(_swap_modules is None, "this torch has no torch.export._swap")
+    def test_swapped_module_with_input_named_inf_computes_the_eager_result(self):
+        # _swap_modules makes its placeholders from the argument names
+        model, x = SubmoduleInfInput(), torch.tensor([2.0, -3.0])
+        ep = export(model, (x,), preserve_module_call_signature=("sub",))
+        gm = _swap_modules(ep, {"sub": SubmoduleInfInput.Sub()})
+        self.assertEqual(gm(x), model(x))
 
     def test_cond_branch_placeholder_named_inf_computes_the_eager_result(self):
         args = (torch.tensor([2.0, -3.0]), torch.tensor([1.0, 4.0]))
@@ -408,7 +440,11 @@ class TestNamesKept(TestCase):
     def test_sequential_exported_by_keyword_takes_input_by_keyword(self):
         model, new = _sequential(), torch.randn(5, 3, 11, 9)
         ep = export(
-            model, (), {"input": torch.randn(2, 3, 8, 8)}, dynamic_shapes={"input": IMAGE_DIMS}
+            model,
+            (),
+            {"input": torch.randn(2, 3, 8, 8)},
+            dynamic_shapes={"input": IMAGE_DIMS},
+            strict=False,  # older releases' strict export refuses a Sequential called by keyword
         )
         self.assertEqual(ep.module()(input=new), model(new))
 

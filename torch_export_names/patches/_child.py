@@ -189,7 +189,11 @@ def _guards() -> list[dict]:
 
     def sequential_dynamic():
         model, new = sequential(), torch.randn(5, 3, 11, 9)
-        dims = {0: torch.export.Dim.AUTO, 2: torch.export.Dim.AUTO, 3: torch.export.Dim.AUTO}
+        Dim = torch.export.Dim
+        if hasattr(Dim, "AUTO"):
+            dims = {0: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO}
+        else:  # torch 2.4: the ranges spelled out
+            dims = {0: Dim("batch"), 2: Dim("height", min=4), 3: Dim("width", min=4)}
         ep = torch.export.export(model, (torch.randn(2, 3, 8, 8),), dynamic_shapes=(dims,))
         module = ep.module()
         torch.testing.assert_close(module(new), model(new))
