@@ -623,8 +623,8 @@ EDITS: list[Edit] = [
         ),
         na=(
             "module() turns no guards code of the exported program into code "
-            "(no _force_ep_signature_match(ep._guards_code, ...) in torch/export/_unlift.py)",
-            lambda s: not s.has("torch/export/_unlift.py", r"_force_ep_signature_match\(ep\._guards_code"),
+            "(no _guards_code in torch/export/_unlift.py)",
+            lambda s: not s.has("torch/export/_unlift.py", r"_guards_code"),
         ),
     ),
     Edit(
