@@ -344,7 +344,8 @@ _GUARDS_RENAME = '''\
         # ep._guards_code names the user's arguments (L['inf']); the forward
         # takes some of them under other names (_legal_forward_arg_names)
         ep_guards_code = ep._guards_code
-        for name, param in zip(forward_arg_names or (), sig.parameters):
+        params = SIGNATURE.parameters
+        for name, param in zip(forward_arg_names or (), params):
             if name != param:
                 ep_guards_code = [
                     g.replace(f"L['{name}']", f"L['{param}']") for g in ep_guards_code
@@ -617,8 +618,14 @@ EDITS: list[Edit] = [
             Alt(
                 "torch/export/_unlift.py",
                 "        ep_guards_code = _force_ep_signature_match(ep._guards_code, input_paths)\n",
-                _GUARDS_RENAME
+                _GUARDS_RENAME.replace("SIGNATURE", "sig")
                 + "        ep_guards_code = _force_ep_signature_match(ep_guards_code, input_paths)\n",
+            ),
+            Alt(
+                "torch/export/_unlift.py",
+                "        guards_code.extend(ep._guards_code)\n",
+                _GUARDS_RENAME.replace("SIGNATURE", "inspect.signature(unlift_gm.forward)")
+                + "        guards_code.extend(ep_guards_code)\n",
             ),
         ),
         na=(
