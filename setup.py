@@ -1,10 +1,14 @@
 import os
+import re
 
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
 PTH = "torch_export_names.pth"
+# The one version source: torch_export_names.__version__ (read, not imported: no torch at build time).
+with open(os.path.join("torch_export_names", "__init__.py"), encoding="utf-8") as f:
+    VERSION = re.search(r'^__version__ = "([^"]+)"$', f.read(), re.M).group(1)
 
 
 class build_py_with_pth(build_py):
@@ -36,7 +40,7 @@ class editable_wheel_with_pth(editable_wheel):
 
 setup(
     name="torch-export-names",
-    version="0.1.0",
+    version=VERSION,
     description=(
         "Record every node name torch.export assigns, so later passes never hit "
         "'Node redefined name' (pytorch/pytorch#202927)"
@@ -46,6 +50,7 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     packages=find_packages(include=["torch_export_names", "torch_export_names.*"]),
+    package_data={"torch_export_names": ["py.typed"]},
     # Every torch from 2.4 (the first with placeholder_naming_pass, which assigns the names)
     # works; a lower bound only, so installing beside a pinned torch never replaces it.
     install_requires=["torch>=2.4"],

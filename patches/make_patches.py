@@ -73,12 +73,14 @@ hand one of them out again and the graph no longer lints:
 Backends work around it by writing the namespace's private state
 (ExecuTorch's Qualcomm and Samsung pass managers).
 
-The same direct assignment also skips the namespace's legality check:
-create_name never hands out a keyword, a builtin or a global of the code
-torch.fx generates (torch.fx.graph._illegal_names: inf, nan, device,
-torch, pytree, fx_pytree, NoneType, ...). An input called inf becomes a
-parameter of the generated forward and shadows the global inf, so
-ExportedProgram.module() silently computes the wrong result:
+The same direct assignment also skips the namespace's legality check.
+Most of what create_name refuses is harmless in a name torch.export
+keeps (a builtin: the argument of nn.Sequential, nn.Linear and
+nn.Conv2d is called input, and stays input), but a name the generated
+code reads as a global is not: inf, nan, device, torch, pytree,
+fx_pytree. An input called inf becomes a parameter of the generated
+forward and shadows the global inf, so ExportedProgram.module()
+silently computes the wrong result:
 
     class M(torch.nn.Module):
         def forward(self, inf):
@@ -91,14 +93,30 @@ An input called nan is wrong the same way; device, torch, pytree and
 fx_pytree make module() crash; inside a cond branch (whose placeholders
 take the operands' names) the same happens.
 
-_rename_without_collisions, which computes every name placeholder
-naming and HOP subgraph naming assign, now suffixes a name that
-create_name would refuse as it suffixes a taken one (inf -> inf_1); the
-graph signature follows through name_map as before.
-_get_forward_arg_names gives the parameters of module()'s generated
-forward the same treatment, and _get_input_paths binds example kwargs
-whose name changed by position. Calls by position are unchanged; a
-keyword argument renamed this way (an input passed as inf=...) is no
+Add torch.fx.graph._shadows_generated_code(name): whether a node or
+parameter of that name changes what the generated code means or makes
+it invalid. It is true for a name that is not an identifier, a keyword,
+__debug__, self (the forward's first parameter), a custom builtin other
+than NoneType (which only appears in annotations of locals, never
+evaluated; read from _custom_builtins when called, so one registered
+later counts too), and getattr, slice and Ellipsis, which the code
+generator writes out itself. _rename_without_collisions, which computes
+every name placeholder naming and HOP subgraph naming assign, suffixes
+such a name as it suffixes a taken one (inf -> inf_1); the graph
+signature follows through name_map as before. Every other name,
+builtins such as input included, is kept as torch names it today.
+
+The parameters of the forward module() generates are the user's
+argument names (forward_arg_names, still recorded as the user wrote
+them): _get_codegen, and _swap for its placeholders, take them through
+the new _legal_forward_arg_names, which replaces the ones that shadow
+(inf -> inf_1). The program's guards name the arguments as the shape
+environment knows them (L['inf']); module() now rewrites them to the
+forward's parameter names before it turns them into the guards
+function (otherwise, with dynamic shapes, module() would raise
+NameError: name 'L' is not defined). _get_input_paths binds example
+kwargs whose name changed by position. Calls by position are unchanged;
+a keyword argument renamed this way (an input passed as inf=...) is no
 longer accepted by keyword by module(), which fails loudly instead of
 computing a wrong result.
 
@@ -187,8 +205,9 @@ def _indent(text: str, spaces: int) -> str:
 
 
 # Features of a release, read from its sources.
-def _has_illegal_names(s: Sources) -> bool:
-    return s.has("torch/fx/graph.py", r"^_illegal_names\b")
+def _typing_list(s: Sources, path: str) -> bool:
+    """Whether ``path`` annotates with ``typing.List`` (a release that still supports Python 3.8)."""
+    return s.has(path, r"^from typing import .*\bList\b")
 
 
 def _has_name_regex(s: Sources) -> bool:
@@ -213,11 +232,9 @@ def _scan_layout(s: Sources) -> str | None:
     return "unknown"  # no alternative matches: generation stops
 
 
-_NO_ILLEGAL_NAMES = (
-    "torch.fx.graph has no _illegal_names and no _name_regex in this release: "
-    "the legality checks ask _Namespace._is_illegal_name(name, None) (keywords, "
-    "builtins and torch.fx's custom builtins, the same set), and _record_name "
-    "parses suffixes with _Namespace._name_suffix_regex."
+_NO_NAME_REGEX = (
+    "torch.fx.graph has no _name_regex in this release: _record_name parses "
+    "suffixes with _Namespace._name_suffix_regex."
 )
 _OLD_RENAME = (
     "_rename_without_collisions is the older (name_map, orig_name, name, "
@@ -270,25 +287,69 @@ _RENAME_OBJECT_ASSERT = '''\
         self._used_names.add(name)
 '''
 
-_FORWARD_ARG_NAMES_TAIL = '''\
+_SHADOWS_GENERATED_CODE = '''\
+def _shadows_generated_code(name: str) -> bool:
+    """Whether a node, or a parameter of the ``forward`` torch.fx generates, called
+    ``name`` would change what the generated code means or make it invalid.
 
-    # These become the parameters of the forward that ExportedProgram.module()
-    # generates; one that create_name would refuse (inf, nan, device, torch, a
-    # builtin) would shadow the global of that name in the generated code.
-    illegal = torch.fx.graph._illegal_names
-    namespace = torch.fx.graph._Namespace()
-    namespace._used_names.update(n for n in names if n not in illegal)
-    return [n if n not in illegal else namespace.create_name(n, None) for n in names]
+    For names ``_Namespace.create_name`` did not hand out, such as the user's
+    argument names that torch.export keeps. True when ``name``:
+
+    - is not a valid parameter name: not an identifier, a keyword, or
+      ``__debug__``;
+    - is ``self``, the first parameter of the generated ``forward``;
+    - is a global the generated code reads when it runs: a custom builtin
+      registered above (``inf``, ``nan``, ``torch``, ``device``, ``pytree``,
+      ``fx_pytree``, or one registered later) other than ``NoneType``, which
+      appears only in annotations of local variables (never evaluated); or a
+      builtin the code generator writes out itself: ``getattr`` (attribute
+      paths that are not identifiers), ``slice`` and ``Ellipsis`` (in argument
+      reprs).
+
+    Every other builtin (``input``, ``type``, ``id``, ...) is read only by code
+    that calls it, which a graph from torch.export does not, so a name that
+    shadows it changes nothing; ``create_name`` refuses those names anyway for
+    the names it makes up.
+    """
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return True
+    if name in ("__debug__", "self", "getattr", "slice", "Ellipsis"):
+        return True
+    return name in _custom_builtins and name != "NoneType"
+
+
 '''
-_FORWARD_ARG_NAMES_TAIL_OLD = '''\
 
-    # These become the parameters of the forward that ExportedProgram.module()
-    # generates; one that create_name would refuse (inf, nan, device, torch, a
-    # builtin) would shadow the global of that name in the generated code.
+_LEGAL_FORWARD_ARG_NAMES = '''\
+def _legal_forward_arg_names(names: list[str]) -> list[str]:
+    """The user's argument names (forward_arg_names) as parameters of the forward
+    that module() generates: a name that would shadow a global of the generated
+    code or is not a valid parameter (torch.fx.graph._shadows_generated_code:
+    inf, torch, self, a keyword, ...) is replaced as create_name replaces it
+    (inf -> inf_1); every other name, builtins such as input included, is kept.
+    """
     namespace = torch.fx.graph._Namespace()
-    illegal = {n for n in names if namespace._is_illegal_name(n, None)}
-    namespace._used_names.update(n for n in names if n not in illegal)
-    return [n if n not in illegal else namespace.create_name(n, None) for n in names]
+    namespace._used_names.update([*names, "self"])
+    return [
+        namespace.create_name(name, None)
+        if torch.fx.graph._shadows_generated_code(name)
+        else name
+        for name in names
+    ]
+
+
+'''
+
+_GUARDS_RENAME = '''\
+        # ep._guards_code names the user's arguments (L['inf']); the forward
+        # takes some of them under other names (_legal_forward_arg_names)
+        ep_guards_code = ep._guards_code
+        params = SIGNATURE.parameters
+        for name, param in zip(forward_arg_names or (), params):
+            if name != param:
+                ep_guards_code = [
+                    g.replace(f"L['{name}']", f"L['{param}']") for g in ep_guards_code
+                ]
 '''
 
 _KWARGS_REBIND = '''\
@@ -296,7 +357,7 @@ _KWARGS_REBIND = '''\
     params = list(signature.parameters)
     if kwargs and len(params) == len(args) + len(kwargs):
         # forward_arg_names end with the kwargs in order; some may have been
-        # renamed to legal names (_get_forward_arg_names)
+        # renamed (_legal_forward_arg_names)
         kwargs = dict(zip(params[len(args) :], kwargs.values()))
 '''
 
@@ -421,26 +482,11 @@ _OLD_COLLISION_TEST = '''\
         # non-placeholder nodes may be suffixed with the count
 '''
 _OLD_COLLISION_TEST_NEW = '''\
-    # A name create_name refuses (a keyword, a builtin or a global of the code
-    # torch.fx generates: inf, nan, device, torch, ...) would shadow that global
-    # in the generated forward: suffix it as if it were taken.
-    if name in name_map.values() or name in torch.fx.graph._illegal_names:
+    # A name that would change what the code torch.fx generates means (inf,
+    # torch, device, self, a keyword, ...) is suffixed as if it were taken.
+    if name in name_map.values() or torch.fx.graph._shadows_generated_code(name):
         # non-placeholder nodes may be suffixed with the count
 '''
-_OLD_COLLISION_TEST_NEW_NO_ILLEGAL = '''\
-    # A name create_name refuses (a keyword, a builtin or a global of the code
-    # torch.fx generates: inf, nan, device, torch, ...) would shadow that global
-    # in the generated forward: suffix it as if it were taken.
-    illegal = torch.fx.graph._Namespace()._is_illegal_name(name, None)
-    if name in name_map.values() or illegal:
-        # non-placeholder nodes may be suffixed with the count
-'''
-_OLD_KWARGS_NAMES = '''\
-    # order of kwargs matters for input spec
-    if kwargs:
-        names.extend([kwarg for kwarg, _ in kwargs.items()])
-'''
-
 _RENAME_OBJECT_13 = '''\
     def _rename_object(self, obj: object, name: str) -> None:
         if obj not in self._obj_to_name:
@@ -477,7 +523,7 @@ EDITS: list[Edit] = [
                 _RENAME_OBJECT_ASSERT,
                 _RENAME_OBJECT_ASSERT + _record_name("Any", "self._name_suffix_regex"),
                 when=lambda s: not _has_name_regex(s),
-                note=_NO_ILLEGAL_NAMES,
+                note=_NO_NAME_REGEX,
             ),
         ),
     ),
@@ -506,7 +552,17 @@ EDITS: list[Edit] = [
 '''),),
     ),
     Edit(
-        "_rename_without_collisions: suffix an illegal name like a taken one",
+        "torch/fx/graph.py: new _shadows_generated_code",
+        (
+            Alt(
+                "torch/fx/graph.py",
+                "def _is_magic(x: str) -> bool:\n",
+                _SHADOWS_GENERATED_CODE + "def _is_magic(x: str) -> bool:\n",
+            ),
+        ),
+    ),
+    Edit(
+        "_rename_without_collisions: suffix a name that shadows generated code like a taken one",
         (
             Alt(_UTILS, '''\
     new_name = name
@@ -514,56 +570,86 @@ EDITS: list[Edit] = [
         new_name = f"{key}_{find_available[key] + 1}"
 ''', '''\
     new_name = name
-    # A name create_name refuses (a keyword, a builtin or a global of the code
-    # torch.fx generates: inf, nan, device, torch, ...) would shadow that global
-    # in the generated forward: suffix it as if it were taken.
-    if new_name in used_names or new_name in torch.fx.graph._illegal_names:
+    # A name that would change what the code torch.fx generates means (inf,
+    # torch, device, self, a keyword, ...) is suffixed as if it were taken.
+    if new_name in used_names or torch.fx.graph._shadows_generated_code(new_name):
         new_name = f"{key}_{find_available[key] + 1}"
 '''),
             *(
-                Alt(path, _OLD_COLLISION_TEST, new, when=when, note=_OLD_RENAME)
+                Alt(path, _OLD_COLLISION_TEST, _OLD_COLLISION_TEST_NEW, note=_OLD_RENAME)
                 for path in (_UTILS, _EP)
-                for new, when in (
-                    (_OLD_COLLISION_TEST_NEW, _has_illegal_names),
-                    (_OLD_COLLISION_TEST_NEW_NO_ILLEGAL, lambda s: not _has_illegal_names(s)),
-                )
             ),
         ),
     ),
     Edit(
-        "_trace._get_forward_arg_names: legal parameter names for module()'s forward",
+        "_unlift: new _legal_forward_arg_names",
         (
-            Alt("torch/export/_trace.py", '''\
-    # order of kwargs matters for input spec
-    if kwargs:
-        names.extend(kwargs.keys())
-
-    return names
+            Alt(
+                "torch/export/_unlift.py",
+                "def _get_codegen(\n",
+                _LEGAL_FORWARD_ARG_NAMES + "def _get_codegen(\n",
+                when=lambda s: not _typing_list(s, "torch/export/_unlift.py"),
+            ),
+            Alt(
+                "torch/export/_unlift.py",
+                "def _get_codegen(\n",
+                _LEGAL_FORWARD_ARG_NAMES.replace("list[str]", "List[str]") + "def _get_codegen(\n",
+                when=lambda s: _typing_list(s, "torch/export/_unlift.py"),
+                note="torch/export/_unlift.py annotates with typing.List in this release "
+                "(list[str] needs Python 3.9).",
+            ),
+        ),
+    ),
+    Edit(
+        "_unlift._get_codegen: module()'s forward takes legal parameter names",
+        (
+            Alt("torch/export/_unlift.py", '''\
+    if forward_arg_names:
+        names = forward_arg_names
 ''', '''\
-    # order of kwargs matters for input spec
-    if kwargs:
-        names.extend(kwargs.keys())
-
-    # These become the parameters of the forward that ExportedProgram.module()
-    # generates; one that create_name would refuse (inf, nan, device, torch, a
-    # builtin) would shadow the global of that name in the generated code.
-    illegal = torch.fx.graph._illegal_names
-    namespace = torch.fx.graph._Namespace()
-    namespace._used_names.update(n for n in names if n not in illegal)
-    return [n if n not in illegal else namespace.create_name(n, None) for n in names]
+    if forward_arg_names:
+        names = _legal_forward_arg_names(forward_arg_names)
 '''),
+        ),
+    ),
+    Edit(
+        "_unlift: guards name the forward's parameters",
+        (
             Alt(
-                "torch/export/_trace.py",
-                _OLD_KWARGS_NAMES + "\n    return names\n",
-                _OLD_KWARGS_NAMES + _FORWARD_ARG_NAMES_TAIL,
-                when=_has_illegal_names,
+                "torch/export/_unlift.py",
+                "        ep_guards_code = _force_ep_signature_match(ep._guards_code, input_paths)\n",
+                _GUARDS_RENAME.replace("SIGNATURE", "sig")
+                + "        ep_guards_code = _force_ep_signature_match(ep_guards_code, input_paths)\n",
             ),
             Alt(
-                "torch/export/_trace.py",
-                _OLD_KWARGS_NAMES + "\n    return names\n",
-                _OLD_KWARGS_NAMES + _FORWARD_ARG_NAMES_TAIL_OLD,
-                when=lambda s: not _has_illegal_names(s),
+                "torch/export/_unlift.py",
+                "        guards_code.extend(ep._guards_code)\n",
+                _GUARDS_RENAME.replace("SIGNATURE", "inspect.signature(unlift_gm.forward)")
+                + "        guards_code.extend(ep_guards_code)\n",
             ),
+        ),
+        na=(
+            "module() turns no guards code of the exported program into code "
+            "(no _guards_code in torch/export/_unlift.py)",
+            lambda s: not s.has("torch/export/_unlift.py", r"_guards_code"),
+        ),
+    ),
+    Edit(
+        "_swap: placeholders of the swapped module take legal names",
+        (
+            Alt("torch/export/_swap.py", '''\
+    for arg in forward_arg_names:
+        with gm.graph.inserting_before(old_placeholders[0]):
+''', '''\
+    from torch.export._unlift import _legal_forward_arg_names
+
+    for arg in _legal_forward_arg_names(forward_arg_names):
+        with gm.graph.inserting_before(old_placeholders[0]):
+'''),
+        ),
+        na=(
+            "torch/export/_swap.py (module swapping) does not exist in this release",
+            lambda s: s.text("torch/export/_swap.py") is None,
         ),
     ),
     Edit(
@@ -577,7 +663,7 @@ EDITS: list[Edit] = [
     params = list(signature.parameters)
     if kwargs and len(params) == len(args) + len(kwargs):
         # forward_arg_names end with the kwargs in order; some may have been
-        # renamed to legal names (_get_forward_arg_names)
+        # renamed (_legal_forward_arg_names)
         kwargs = dict(zip(params[len(args) :], kwargs.values()))
     binded = signature.bind(*args, **kwargs)
 '''),

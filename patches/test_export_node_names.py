@@ -3,20 +3,23 @@
 
 torch.export renames nodes after tracing. A name it assigns without recording
 it in the graph's namespace can be handed out again by ``create_node``, and
-the graph then fails to lint with "Node redefined name ...". A name the
-namespace would refuse (``inf``, ``nan``, ``device``, ``torch``, a builtin)
-shadows a global of the code torch.fx generates and changes what
-``ExportedProgram.module()`` computes.
+the graph then fails to lint with "Node redefined name ...". A name that
+is a global the code torch.fx generates reads (``inf``, ``nan``, ``device``,
+``torch``, ...) shadows it and changes what ``ExportedProgram.module()``
+computes. Other names, builtins such as ``input`` included, must stay as they
+are (``TestNamesKept``): they shadow nothing.
 """
 
+import inspect
 import io
+import keyword
 import math
 import unittest
 
 import torch
 import torch._higher_order_ops.wrap
 from torch._higher_order_ops.while_loop import while_loop
-from torch.export import export
+from torch.export import Dim, export
 from torch.testing._internal.common_utils import (
     instantiate_parametrized_tests,
     parametrize,
@@ -36,6 +39,10 @@ try:
 except ImportError:
     _copy_graph_module_and_signature = None
 HAS_AUTOCAST_HOP = hasattr(torch._higher_order_ops.wrap, "wrap_with_autocast")
+try:
+    from torch.export._swap import _swap_modules
+except ImportError:
+    _swap_modules = None
 
 
 class MulInput(torch.nn.Module):
@@ -89,16 +96,62 @@ class ScanAddInput(torch.nn.Module):
 
 
 class InputInput(torch.nn.Module):
-    # "input" is a builtin: FX's create_name never hands it out, so export
-    # names the placeholder input_1.
+    # "input" is a builtin that generated code never reads: the name is kept.
+    # FX's create_name never hands it out, so the deserializer and
+    # _copy_graph_module_and_signature create the placeholder as input_1
+    # before they give it the stored name.
     def forward(self, input):
         return input + 1
+
+
+def _sequential():
+    # nn.Sequential (like nn.Linear and nn.Conv2d) calls its argument "input"
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(4, 2),
+    ).eval()
+
+
+# batch, height and width dynamic; used with inputs of shape (2, 3, 8, 8) (the
+# ranges spelled out where this torch has no Dim.AUTO)
+if hasattr(Dim, "AUTO"):
+    IMAGE_DIMS = {0: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO}
+else:
+    IMAGE_DIMS = {0: Dim("batch"), 2: Dim("height", min=4), 3: Dim("width", min=4)}
+
+
+class ConvInfInput(torch.nn.Module):
+    # A renamed argument (inf -> inf_1) with dynamic shapes: the guards of the
+    # exported program name it L['inf'].
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+
+    def forward(self, inf):
+        y = self.conv(inf).flatten(1).sum(1)
+        return y * math.inf + y
 
 
 class InfInput(torch.nn.Module):
     # A placeholder called inf would shadow the global inf of generated code.
     def forward(self, inf):
         return inf * math.inf + inf
+
+
+class SubmoduleInfInput(torch.nn.Module):
+    class Sub(torch.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    def __init__(self):
+        super().__init__()
+        self.sub = SubmoduleInfInput.Sub()
+
+    def forward(self, inf):
+        return self.sub(inf) * math.inf + inf
 
 
 class CondInfOperand(torch.nn.Module):
@@ -132,12 +185,17 @@ def _output_node(graph):
     return next(n for n in reversed(graph.nodes) if n.op == "output")
 
 
-def _is_illegal_name(name):
-    # torch.fx.graph._illegal_names where it exists, else the namespace's own test
-    illegal = getattr(torch.fx.graph, "_illegal_names", None)
-    if illegal is not None:
-        return name in illegal
-    return torch.fx.graph._Namespace()._is_illegal_name(name, None)
+def _shadows_generated_code(name):
+    # torch.fx.graph._shadows_generated_code; the same rule where this torch
+    # lacks it (to show what these tests check on a torch without the fix)
+    rule = getattr(torch.fx.graph, "_shadows_generated_code", None)
+    if rule is not None:
+        return rule(name)
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return True
+    if name in ("__debug__", "self", "getattr", "slice", "Ellipsis"):
+        return True
+    return name in torch.fx.graph._custom_builtins and name != "NoneType"
 
 
 def _hop_node(gm, name):
@@ -273,7 +331,7 @@ output output""",
         torch.export.save(export(InputInput(), (torch.randn(3),)), buffer)
         buffer.seek(0)
         ep = torch.export.load(buffer)
-        self.assertEqual(_placeholder_names(ep.graph_module), ["input_1"])
+        self.assertEqual(_placeholder_names(ep.graph_module), ["input"])
         self.assertNamesRecorded(ep.graph_module)
 
     def assertNamesLegal(self, gm):
@@ -281,7 +339,8 @@ output output""",
             if isinstance(mod, torch.fx.GraphModule):
                 for node in mod.graph.nodes:
                     self.assertFalse(
-                        _is_illegal_name(node.name), f"{path or 'top-level graph'}: {node.name}"
+                        _shadows_generated_code(node.name),
+                        f"{path or 'top-level graph'}: {node.name}",
                     )
 
     def test_input_named_inf_computes_the_eager_result(self):
@@ -292,12 +351,40 @@ output output""",
         self.assertEqual([s.arg.name for s in ep.graph_signature.input_specs], ["inf_1"])
         self.assertNamesLegal(ep.graph_module)
 
-    @parametrize("name", ["device", "torch", "pytree", "fx_pytree", "nan", "input"])
+    @parametrize("name", ["device", "torch", "pytree", "fx_pytree", "nan"])
     def test_input_named_like_a_codegen_global_runs(self, name):
         model, x = _codegen_global_input(name), torch.randn(3)
         ep = export(model, (x,))
         self.assertEqual(ep.module()(x), model(x))
         self.assertNamesLegal(ep.graph_module)
+
+    def test_input_named_inf_with_dynamic_shapes_runs_on_new_shapes(self):
+        # module() turns the program's guards (on L['inf']) into code over the
+        # forward's parameters (inf_1); so do run_decompositions and load
+        model, new = ConvInfInput(), torch.randn(5, 3, 11, 9)
+        ep = export(model, (torch.randn(2, 3, 8, 8),), dynamic_shapes=(IMAGE_DIMS,))
+        self.assertEqual(_placeholder_names(ep.graph_module)[-1], "inf_1")
+        buffer = io.BytesIO()
+        torch.export.save(ep, buffer)
+        buffer.seek(0)
+        self.assertEqual(list(inspect.signature(ep.module().forward).parameters), ["inf_1"])
+        for program in (ep, ep.run_decompositions(), torch.export.load(buffer)):
+            module = program.module()
+            # inf_1; arg_0 where this torch does not keep the argument names
+            (param,) = inspect.signature(module.forward).parameters
+            self.assertFalse(_shadows_generated_code(param), param)
+            self.assertEqual(module(new), model(new))
+            with self.assertRaisesRegex(Exception, "Guard failed|shape|size"):
+                module(torch.randn(5, 3, 2, 9))  # height below the conv's kernel
+            self.assertNamesLegal(program.graph_module)
+
+    @unittest.skipIf(_swap_modules is None, "this torch has no torch.export._swap")
+    def test_swapped_module_with_input_named_inf_computes_the_eager_result(self):
+        # _swap_modules makes its placeholders from the argument names
+        model, x = SubmoduleInfInput(), torch.tensor([2.0, -3.0])
+        ep = export(model, (x,), preserve_module_call_signature=("sub",))
+        gm = _swap_modules(ep, {"sub": SubmoduleInfInput.Sub()})
+        self.assertEqual(gm(x), model(x))
 
     def test_cond_branch_placeholder_named_inf_computes_the_eager_result(self):
         args = (torch.tensor([2.0, -3.0]), torch.tensor([1.0, 4.0]))
@@ -320,8 +407,46 @@ output output""",
     def test_copy_graph_module_and_signature_records_names(self):
         ep = export(InputInput(), (torch.randn(3),))
         gm, _ = _copy_graph_module_and_signature(ep)
-        self.assertEqual(_placeholder_names(gm), ["input_1"])
+        self.assertEqual(_placeholder_names(gm), ["input"])
         self.assertNamesRecorded(gm)
+
+
+class TestNamesKept(TestCase):
+    """Names that shadow nothing in the generated code stay as the user wrote them;
+    these programs run on torch without the fix, and must run the same with it."""
+
+    def test_argument_named_input_keeps_its_name(self):
+        model, x = InputInput(), torch.randn(3)
+        ep = export(model, (x,))
+        self.assertEqual(_placeholder_names(ep.graph_module), ["input"])
+        self.assertEqual([s.arg.name for s in ep.graph_signature.input_specs], ["input"])
+        module = ep.module()
+        self.assertEqual(list(inspect.signature(module.forward).parameters), ["input"])
+        self.assertEqual(module(x), model(x))
+        by_keyword = export(model, (), {"input": x}).module()
+        self.assertEqual(list(inspect.signature(by_keyword.forward).parameters), ["input"])
+        self.assertEqual(by_keyword(input=x), model(x))
+
+    def test_sequential_with_dynamic_shapes_runs_on_new_shapes(self):
+        model, new = _sequential(), torch.randn(5, 3, 11, 9)
+        ep = export(model, (torch.randn(2, 3, 8, 8),), dynamic_shapes=(IMAGE_DIMS,))
+        self.assertEqual(_placeholder_names(ep.graph_module)[-1], "input")
+        module = ep.module()
+        self.assertEqual(list(inspect.signature(module.forward).parameters), ["input"])
+        self.assertEqual(module(new), model(new))
+        with torch.no_grad():
+            self.assertEqual(ep.run_decompositions().module()(new), model(new))
+
+    def test_sequential_exported_by_keyword_takes_input_by_keyword(self):
+        model, new = _sequential(), torch.randn(5, 3, 11, 9)
+        ep = export(
+            model,
+            (),
+            {"input": torch.randn(2, 3, 8, 8)},
+            dynamic_shapes={"input": IMAGE_DIMS},
+            strict=False,  # older releases' strict export refuses a Sequential called by keyword
+        )
+        self.assertEqual(ep.module()(input=new), model(new))
 
 
 class TestNodeAssignName(TestCase):

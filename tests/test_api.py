@@ -1,6 +1,7 @@
 """The public API at the package root."""
 
 import importlib
+import importlib.util
 import inspect
 import subprocess
 import sys
@@ -72,8 +73,8 @@ def test_every_package_attribute_the_readme_uses_resolves_as_written():
     assert paths, "the README names no attribute of the package: the pattern is out of date"
     done = subprocess.run([sys.executable, "-c", code, *sorted(paths)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    for module in sorted(modules):
-        importlib.import_module(module)
+    for module in sorted(modules):  # exists as written (torch_export_names.executorch needs ExecuTorch)
+        assert importlib.util.find_spec(module) is not None, module
 
 
 def test_every_name_in_the_readme_api_table_is_exported():

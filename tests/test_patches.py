@@ -109,6 +109,45 @@ def test_carried_tests_fail_without_the_patch(report):
     assert [n for n, c in tests.items() if (c.ok is None) != (patched[n].ok is None)] == []
 
 
+def test_guards_pass_with_and_without_the_patch_and_show_the_same(report):
+    # nn.Sequential with dynamic shapes and an argument called input: torch handles
+    # them without the patch, and the patch must not change what a caller sees
+    patched, stock = checks(report.patched, "guard"), checks(report.baseline, "guard")
+    assert {"nn.Sequential with dynamic shapes", "argument named input"} <= set(patched)
+    assert any(n.startswith("TestNamesKept.") for n in patched)  # the carried test file's
+    assert set(patched) == set(stock)
+    assert {n: c.detail for n, c in patched.items() if c.ok is not True} == {}
+    assert {n: c.detail for n, c in stock.items() if c.ok is not True} == {}
+    assert {n: (c.detail, stock[n].detail) for n, c in patched.items() if c.detail != stock[n].detail} == {}
+    assert "forward(input)" in patched["nn.Sequential with dynamic shapes"].detail
+
+
+def _report(patched_checks, stock_checks):
+    from torch_export_names.patches.verify import Check, Report, Run
+
+    def run(label, rows):
+        return Run(label, {}, tuple(Check(*row) for row in rows))
+
+    return Report("0", "site", "patch", run("patched", patched_checks), run("unpatched", stock_checks))
+
+
+def test_a_guard_that_fails_without_the_patch_or_looks_different_with_it_fails_the_verdict():
+    same = ("guard", "g", True, "forward(input)")
+    assert _report([same], [same]).problems == []
+    stock_fails = _report([same], [("guard", "g", False, "NameError: name 'L' is not defined")])
+    assert stock_fails.problems == [
+        "without the patch, guard g fails too: NameError: name 'L' is not defined"
+    ]
+    renamed = _report([("guard", "g", True, "forward(input_1)")], [same])
+    assert renamed.problems == [
+        "guard g differs from torch without the patch: 'forward(input_1)' instead of 'forward(input)'"
+    ]
+    patched_fails = _report([("guard", "g", False, "NameError: name 'L' is not defined")], [same])
+    assert patched_fails.problems == [
+        "with the patch, guard g fails: NameError: name 'L' is not defined"
+    ]
+
+
 def test_verdict_is_pass(report):
     assert report.problems == []
     assert report.ok

@@ -69,3 +69,19 @@ def test_installing_the_package_never_replaces_the_installed_torch(tmp_path):
                for i in json.loads(report.read_text())["install"]}
     assert "torch" not in planned, f"pip would replace torch {torch.__version__} with {planned['torch']}"
     assert "torch-export-names" in planned
+
+
+def test_the_wheel_has_one_version_and_ships_py_typed(tmp_path):
+    """setup.py reads the version from the package; the wheel marks the package as typed."""
+    import subprocess
+    import sys
+    import zipfile
+
+    import torch_export_names
+
+    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                    "-w", str(tmp_path), str(root)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("*.whl")
+    assert wheel.name.split("-")[1] == torch_export_names.__version__
+    assert "torch_export_names/py.typed" in zipfile.ZipFile(wheel).namelist()

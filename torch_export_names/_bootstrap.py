@@ -55,9 +55,9 @@ class _InstallAfterImport(importlib.abc.MetaPathFinder):
 
         def exec_then_install(module):
             exec_module(module)
-            from .hook import install
+            from .hook import _install_for
 
-            install(_source=ENV_VAR)
+            _install_for(ENV_VAR)
 
         spec.loader.exec_module = exec_then_install
         return spec
@@ -65,9 +65,9 @@ class _InstallAfterImport(importlib.abc.MetaPathFinder):
 
 def activate() -> None:
     if _TARGET in sys.modules:
-        from .hook import install
+        from .hook import _install_for
 
-        install(_source=ENV_VAR)
+        _install_for(ENV_VAR)
     elif not any(isinstance(f, _InstallAfterImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _InstallAfterImport())
 

@@ -31,7 +31,10 @@ import torch.fx
 
 __all__ = [
     "PrivateStateMissing",
+    "candidates",
     "check",
+    "clobbered_placeholders",
+    "clobbering",
     "codegen_names",
     "fresh_name",
     "illegal_names",
@@ -235,6 +238,47 @@ def shadows(name: str, graph: torch.fx.Graph | None = None) -> bool:
     )
 
 
+def clobbering(names: Sequence[str]) -> set[int]:
+    """The positions in ``names`` (placeholder names, which are also their parameters'
+    names, in graph order) whose local in fx's generated code overwrites a later parameter.
+
+    The code generator names each node's local through ``create_name``, which
+    refuses builtins: a placeholder ``input`` becomes ``input_1 = input``. If a
+    later parameter is called ``input_1``, that line overwrites it before it is
+    read (``forward(self, input, input_1)`` computes with ``input`` twice, on
+    stock torch too). This replays the generator's naming of the placeholders
+    (they come first in a graph).
+    """
+    later = {name: i for i, name in enumerate(names)}
+    space = torch.fx.graph._Namespace()
+    for name, entry in getattr(torch.fx.graph, "_custom_builtins", {}).items():
+        space.create_name(name, entry.obj)  # the globals the generator registers first
+    found = set()
+    for i, name in enumerate(names):
+        local = space.create_name(name, object())
+        if local != name and later.get(local, -1) > i:
+            found.add(i)
+    return found
+
+
+def clobbered_placeholders(graph: torch.fx.Graph) -> set[torch.fx.Node]:
+    """``graph``'s placeholders whose generated local overwrites a later parameter (``clobbering``)."""
+    phs = [n for n in placeholders(graph) if isinstance(n.target, str)]
+    if not any(n.name in builtins.__dict__ for n in phs):  # only a refused name gets another local
+        return set()
+    if any(n.name != n.target for n in phs):  # fx's own graphs: the parameter is the target
+        names = [n.target for n in phs]
+        space = torch.fx.graph._Namespace()
+        for name, entry in getattr(torch.fx.graph, "_custom_builtins", {}).items():
+            space.create_name(name, entry.obj)
+        later = {t: i for i, t in enumerate(names)}
+        return {
+            n for i, n in enumerate(phs)
+            if (local := space.create_name(n.name, n)) != n.target and later.get(local, -1) > i
+        }
+    return {phs[i] for i in clobbering([n.name for n in phs])}
+
+
 def is_legal(name: str, graph: torch.fx.Graph | None = None) -> bool:
     """Whether ``name`` can name a node or argument of ``graph``: it shadows nothing."""
     return not shadows(name, graph)
@@ -243,7 +287,7 @@ def is_legal(name: str, graph: torch.fx.Graph | None = None) -> bool:
 _candidates_cache: frozenset[str] | None = None
 
 
-def _candidates() -> frozenset[str]:
+def candidates() -> frozenset[str]:
     """Every identifier ``shadows`` can be true for (for one set test before the real one)."""
     global _candidates_cache
     if _candidates_cache is None:
@@ -290,7 +334,7 @@ def names_at_risk(graph: torch.fx.Graph) -> tuple[list[str], list[str]]:
     used = _namespace(graph)._used_names
     names = [node.name for node in graph.nodes]
     unrecorded = [] if used.issuperset(names) else [n for n in names if n not in used]
-    if _candidates().isdisjoint(names) and all(map(str.isidentifier, names)):
+    if candidates().isdisjoint(names) and all(map(str.isidentifier, names)):
         return unrecorded, []
     return unrecorded, [n for n in names if shadows(n, graph)]
 
@@ -377,7 +421,9 @@ def rename(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> None:
     record(graph, node)
 
 
-def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None) -> int:
+def record_all(
+    graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None, *, exported: bool = False
+) -> int:
     """``record`` every node of ``graph``; returns how many names were new.
 
     Nodes whose name shadows (``shadows``: a global of fx's generated code,
@@ -388,18 +434,19 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
     mapping is stale, or it is a placeholder's (user input names, fx's own
     targets, a torch.fx that records names without checking them). Only those
     are checked, and a shadowing name's node keeps its stale mapping until it
-    is renamed, so a later ``repair`` still finds it. This is the loop the
-    hook runs on every exported graph: one pass, the name space looked up
-    once, a name's suffix parsed only when it is new.
+    is renamed, so a later ``repair`` still finds it. ``exported``: the graph
+    is an exported program's, whose placeholders' targets are their names.
+    This is the loop the hook runs on every exported graph: one pass, the name
+    space looked up once, a name's suffix parsed only when it is new.
     """
     ns = _namespace(graph)
     used, obj_to_name, base_count = ns._used_names, ns._obj_to_name, ns._base_count
-    candidates = _candidates()
+    risky = candidates()
     new = 0
     for node in graph.nodes:
         name = node.name
         if obj_to_name.get(node) != name:
-            if (name in candidates or not name.isidentifier()) and shadows(name, graph):
+            if (name in risky or not name.isidentifier()) and shadows(name, graph):
                 if illegal is not None:
                     illegal.append(node)
             else:
@@ -413,19 +460,29 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
             num = int(digits)
             if base_count.get(base, 0) < num:
                 base_count[base] = num
-    if illegal is not None:
-        # A placeholder is a parameter of the generated code named after its *target*,
-        # which fx's own graphs keep as the user wrote it (``len``, named ``len_1``), and
-        # a torch.fx that records names without checking them records a shadowing one.
-        seen = set(illegal)
-        for node in placeholders(graph):
-            target = node.target
-            if node in seen or not isinstance(target, str):
-                continue
-            if (target in candidates or node.name in candidates or not target.isidentifier()) and (
-                shadows(target, graph) or shadows(node.name, graph)
-            ):
-                illegal.append(node)
+    if illegal is not None and (not exported or not risky.isdisjoint(used)):
+        # A placeholder is a parameter of the generated code named after its *target*, which
+        # fx's own graphs keep as the user wrote it (``len``, named ``len_1``); a torch.fx that
+        # records names without checking them records a shadowing one; a builtin-named one
+        # (``input``) can clobber a later parameter. In an exported program targets are the
+        # names, and all of these need a name ``shadows`` can be true for: one set test.
+        phs = _indexed_placeholders(graph, ordered=False)  # graph order only if one is at risk
+        if phs is None:
+            phs = placeholders(graph)
+        maybe = [
+            node for node in phs
+            if isinstance(node.target, str)
+            and (node.target in risky or node.name in risky or not node.target.isidentifier())
+        ]
+        if maybe:
+            clobbered = clobbered_placeholders(graph)
+            at_risk = {
+                node for node in maybe
+                if shadows(node.target, graph) or shadows(node.name, graph) or node in clobbered
+            }
+            if at_risk:
+                seen = set(illegal)
+                illegal.extend(n for n in placeholders(graph) if n in at_risk and n not in seen)
     return new
 
 

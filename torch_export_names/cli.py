@@ -82,10 +82,10 @@ def _module_error(name: str) -> str | None:
 
 def _start_hook() -> None:
     from ._bootstrap import ENV_VAR
-    from .hook import install
+    from .hook import _install_for
 
     os.environ[ENV_VAR] = "1"
-    install(_source="torch-export-names run")
+    _install_for("torch-export-names run")
 
 
 def _audit_options(argv: list[str]):

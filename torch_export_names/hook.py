@@ -227,7 +227,7 @@ def _remove_if_unwanted() -> None:
     logger.debug("torch_export_names: hook uninstalled")
 
 
-def install(*, strict: bool = False, _source: str = "install()") -> None:
+def install(*, strict: bool = False) -> None:
     """Repair every ExportedProgram constructed from now on. Idempotent, thread-safe.
 
     With ``strict=True`` a failing repair raises into the caller instead of
@@ -237,15 +237,21 @@ def install(*, strict: bool = False, _source: str = "install()") -> None:
     ``install()`` the hook stays until ``uninstall()``, however blocks open and
     close.
     """
+    _install_for("install()", strict=strict)
+
+
+def _install_for(source: str, *, strict: bool = False) -> None:
+    """``install()`` on behalf of ``source`` (``"install()"``, ``TORCH_EXPORT_NAMES``,
+    ``"torch-export-names run"``), which ``status()`` reports."""
     global _strict
     with _lock:
         _strict = strict
-        if _source not in _explicit:
-            _explicit.append(_source)
+        if source not in _explicit:
+            _explicit.append(source)
         try:
             _apply()
         except BaseException:
-            _explicit.remove(_source)
+            _explicit.remove(source)
             raise
 
 

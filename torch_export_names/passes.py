@@ -188,6 +188,8 @@ def _legalize_forward_arg_names(ep) -> dict[str, str]:
     names = _compat.forward_arg_names(ep, entry)
     if not names:
         return {}
+    if _ns.candidates().isdisjoint(names) and all(map(str.isidentifier, names)):
+        return {}  # the common case: no name is one that can shadow
     graph = ep.graph
     if not any(_ns.shadows(n, graph) for n in names):
         return {}
@@ -261,7 +263,7 @@ def _legalize(obj, graphs, illegal: dict[int, list[torch.fx.Node]]) -> int:
             continue
         renames = {}
         for node in nodes:
-            if node.op == "placeholder" and not _ns.shadows(node.name, graph):
+            if node.op == "placeholder" and node.name != node.target and not _ns.shadows(node.name, graph):
                 new = node.name  # only its target, the generated parameter, shadows: it follows
             else:
                 new = _ns.fresh_name(graph, node.name)
@@ -293,9 +295,10 @@ def legalize_node_names(obj, *, strict: bool = False) -> int:
         return 0
     illegal: dict[int, list[torch.fx.Node]] = {}
     for i, (_, _, graph) in enumerate(graphs):
+        clobbered = _ns.clobbered_placeholders(graph)
         found = [
             n for n in graph.nodes
-            if _ns.shadows(n.name, graph)
+            if _ns.shadows(n.name, graph) or n in clobbered
             or n.op == "placeholder" and isinstance(n.target, str) and _ns.shadows(n.target, graph)
         ]
         if found:
@@ -405,6 +408,15 @@ def _hop_subgraphs(
                 yield node, sub, operands
 
 
+def _suffixed(graph: torch.fx.Graph, ph: torch.fx.Node, name: str, taken: set[str]) -> str:
+    """A suffixed form of ``name`` for placeholder ``ph``: the one it has if it has one (from an
+    earlier repair, so that repair is idempotent), else a fresh one."""
+    current = ph.name
+    if current != name and _ns.split_suffix(current)[0] == name and current not in taken:
+        return current
+    return _ns.fresh_name(graph, name)
+
+
 def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object], placeholders) -> int:
     graph = sub.graph
     wanted: dict[torch.fx.Node, str] = {
@@ -418,15 +430,19 @@ def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object], place
     for node in graph.nodes:
         if node not in wanted and node.name in wanted.values():
             _ns.rename(graph, node, _ns.fresh_name(graph, node.name))
-    renamed, given = 0, set()
+    final: dict[torch.fx.Node, str] = {}
     for ph, name in wanted.items():
-        if name in given:  # the same operand passed twice: the later placeholder gets a suffix,
-            current = ph.name  # and keeps the one it has (from an earlier repair) if it is one
-            if _ns.split_suffix(current)[0] == name and current not in given:
-                name = current
-            else:
-                name = _ns.fresh_name(graph, name)
-        given.add(name)
+        if name in final.values():  # the same operand passed twice: the later placeholder gets a suffix
+            name = _suffixed(graph, ph, name, set(final.values()))
+        final[ph] = name
+    # fx's generated local for a builtin-named placeholder (``iter`` -> ``iter_1 = iter``) must not
+    # be a later placeholder's parameter (an operand passed twice: ``iter``, ``iter_1``).
+    for i in _ns.clobbering([final.get(ph, ph.name) for ph in placeholders]):
+        ph = placeholders[i]
+        if ph in final:
+            final[ph] = _suffixed(graph, ph, final[ph], {n for p, n in final.items() if p is not ph})
+    renamed = 0
+    for ph, name in final.items():
         if ph.name != name:
             _ns.rename(graph, ph, name)
             renamed += 1
@@ -499,7 +515,7 @@ def repair(obj, *, strict: bool = False) -> RepairReport:
         graphs = [("", root, root.graph)]
         found: list[torch.fx.Node] = []
         try:
-            recorded = _ns.record_all(root.graph, found)
+            recorded = _ns.record_all(root.graph, found, exported=root is not obj)
         except _ns.PrivateStateMissing as e:
             if strict:
                 raise
@@ -512,9 +528,10 @@ def repair(obj, *, strict: bool = False) -> RepairReport:
             return RepairReport(0, 0, 0)
         illegal = {}
         recorded = 0
+        exported = isinstance(obj, torch.export.ExportedProgram)
         for i, (_, _, graph) in enumerate(graphs):
             found = []
-            recorded += _ns.record_all(graph, found)
+            recorded += _ns.record_all(graph, found, exported=exported)
             if found:
                 illegal[i] = found
     legalized = _legalize(obj, graphs, illegal) if illegal else 0
@@ -571,11 +588,12 @@ def find_illegal_names(obj, *, strict: bool = False) -> list[str]:
     graphs = _checked_graphs(obj, strict, "find_illegal_names")
     if graphs is None:
         return []
+    clobbered_in = {graph: _ns.clobbered_placeholders(graph) for _, _, graph in graphs}
     found = [
         f"{path}.{node.name}" if path else node.name
         for path, _, graph in graphs
         for node in graph.nodes
-        if _ns.shadows(node.name, graph)
+        if _ns.shadows(node.name, graph) or node in clobbered_in[graph]
         or node.op == "placeholder" and isinstance(node.target, str) and _ns.shadows(node.target, graph)
     ]
     if isinstance(obj, torch.export.ExportedProgram):

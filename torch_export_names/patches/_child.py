@@ -11,7 +11,14 @@ Checks, each reported as pass, fail or skip, with the hook NOT installed:
 - ``entry``: every public torch.export entry point leaves no unrecorded name
   (skipped, with the reason, where this torch lacks it: draft_export,
   move_to_device_pass).
-- ``test``: every test in the given torch-style test files (unittest).
+- ``guard``: programs torch without the patch handles, which the patch must
+  handle the same way: an ``nn.Sequential`` (its argument is ``input``)
+  exported with dynamic shapes and an argument called ``input``; each passes
+  if it runs and matches eager, and its detail records what the caller sees
+  (``forward``'s signature, node names, what a keyword call does), which
+  ``verify`` compares between the two runs.
+- ``test``: every test in the given torch-style test files (unittest); those
+  of the classes in ``GUARD_TEST_CLASSES`` are reported as ``guard``.
 
 Writes JSON to ``--out``. Exits 3, before any check, if torch was not
 imported from under ``--expect-torch-under`` or if the hook is active.
@@ -28,6 +35,10 @@ import sys
 import traceback
 import unittest
 from pathlib import Path
+
+# Test classes of the carried test file that guard what torch already does right
+# (they must pass with and without the patch).
+GUARD_TEST_CLASSES = ("TestNamesKept",)
 
 
 def _first_line(text: str, limit: int = 240) -> str:
@@ -152,6 +163,73 @@ def _entries() -> list[dict]:
     return out
 
 
+def _outcome(call) -> str:
+    """What ``call()`` does, as a caller sees it: "runs", or the exception's type and first line."""
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - the exception is the outcome
+        return f"{type(e).__name__}: {_first_line(e, 120)}"
+    return "runs"
+
+
+def _guards() -> list[dict]:
+    import inspect
+
+    import torch
+
+    def sequential():
+        return torch.nn.Sequential(
+            torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+            torch.nn.Flatten(), torch.nn.Linear(4, 2),
+        ).eval()
+
+    class InputInput(torch.nn.Module):
+        def forward(self, input):
+            return input * 2 + 1
+
+    def sequential_dynamic():
+        model, new = sequential(), torch.randn(5, 3, 11, 9)
+        Dim = torch.export.Dim
+        if hasattr(Dim, "AUTO"):
+            dims = {0: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO}
+        else:  # torch 2.4: the ranges spelled out
+            dims = {0: Dim("batch"), 2: Dim("height", min=4), 3: Dim("width", min=4)}
+        ep = torch.export.export(model, (torch.randn(2, 3, 8, 8),), dynamic_shapes=(dims,))
+        module = ep.module()
+        torch.testing.assert_close(module(new), model(new))
+        placeholders = [n.name for n in ep.graph.nodes if n.op == "placeholder"]
+        return (
+            f"forward{inspect.signature(module.forward)}; placeholders {placeholders}; "
+            f"module()(input=t): {_outcome(lambda: module(input=new))}"
+        )
+
+    def input_argument():
+        model, x = InputInput(), torch.randn(3)
+        ep = torch.export.export(model, (x,))
+        module = ep.module()
+        torch.testing.assert_close(module(x), model(x))
+        by_keyword = torch.export.export(model, (), {"input": x}).module()
+        torch.testing.assert_close(by_keyword(input=x), model(x))
+        names = [n.name for n in ep.graph.nodes]
+        return (
+            f"forward{inspect.signature(module.forward)}; nodes {names}; "
+            f"input spec {[s.arg.name for s in ep.graph_signature.input_specs]}; "
+            f"module()(input=t): {_outcome(lambda: module(input=x))}; "
+            f"exported by keyword: forward{inspect.signature(by_keyword.forward)}"
+        )
+
+    out = []
+    for name, run in (
+        ("nn.Sequential with dynamic shapes", sequential_dynamic),
+        ("argument named input", input_argument),
+    ):
+        try:
+            out.append(_check("guard", name, True, run()))
+        except Exception as e:  # noqa: BLE001
+            out.append(_check("guard", name, False, f"{type(e).__name__}: {_first_line(e)}"))
+    return out
+
+
 class _Result(unittest.TestResult):
     def __init__(self):
         super().__init__()
@@ -161,27 +239,31 @@ class _Result(unittest.TestResult):
     def _name(test) -> str:
         return f"{type(test).__name__}.{test._testMethodName}"
 
+    @staticmethod
+    def _kind(test) -> str:
+        return "guard" if type(test).__name__ in GUARD_TEST_CLASSES else "test"
+
     def _reason(self, err) -> str:
         exc_type, exc, _ = err
         return f"{exc_type.__name__}: {_first_line(exc)}"
 
     def addSuccess(self, test):
-        self.checks.append(_check("test", self._name(test), True))
+        self.checks.append(_check(self._kind(test), self._name(test), True))
 
     def addFailure(self, test, err):
-        self.checks.append(_check("test", self._name(test), False, self._reason(err)))
+        self.checks.append(_check(self._kind(test), self._name(test), False, self._reason(err)))
 
     def addError(self, test, err):
-        self.checks.append(_check("test", self._name(test), False, self._reason(err)))
+        self.checks.append(_check(self._kind(test), self._name(test), False, self._reason(err)))
 
     def addSkip(self, test, reason):
-        self.checks.append(_check("test", self._name(test), None, f"skipped: {reason}"))
+        self.checks.append(_check(self._kind(test), self._name(test), None, f"skipped: {reason}"))
 
     def addExpectedFailure(self, test, err):
-        self.checks.append(_check("test", self._name(test), True, "expected failure"))
+        self.checks.append(_check(self._kind(test), self._name(test), True, "expected failure"))
 
     def addUnexpectedSuccess(self, test):
-        self.checks.append(_check("test", self._name(test), False, "unexpected success"))
+        self.checks.append(_check(self._kind(test), self._name(test), False, "unexpected success"))
 
 
 def _tests(path: Path) -> list[dict]:
@@ -236,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
 
     checks = []
-    for part in (_cases, _entries):
+    for part in (_cases, _entries, _guards):
         try:
             checks += part()
         except Exception:  # noqa: BLE001 - a broken part must not hide the others

@@ -4,10 +4,13 @@
 writes the patched files into it, and runs ``_child`` in a subprocess that
 imports torch from the overlay, with the hook not installed. Then, unless
 ``baseline=False``, it runs the same checks against the unpatched installed
-torch. It passes when every check passes with the patch and every
-reproduction case and every carried test fails without it (so each of them
-shows something the patch changes). The installed torch is only read; its
-patched files are hashed before and after to prove it.
+torch. It passes when every check passes with the patch, every reproduction
+case and every carried test fails without it (so each of them shows
+something the patch changes), and every guard (a program torch handles
+without the patch: ``nn.Sequential`` with dynamic shapes, an argument called
+``input``) passes without it too and shows the caller the same thing in both
+runs (so the patch changes nothing it should not). The installed torch is
+only read; its patched files are hashed before and after to prove it.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ class VerifyError(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class Check:
-    kind: str  # "case", "entry" or "test"
+    kind: str  # "case", "entry", "guard" or "test"
     name: str
     ok: bool | None  # None: skipped
     detail: str = ""
@@ -76,6 +79,18 @@ class Report:
                 for c in self.baseline.checks
                 if c.kind in ("case", "test") and c.ok is True
             ]
+            patched = {(c.kind, c.name): c for c in self.patched.checks}
+            for c in self.baseline.checks:
+                if c.kind != "guard":
+                    continue
+                if c.ok is False:
+                    out.append(f"without the patch, guard {c.name} fails too: {c.detail}")
+                mine = patched.get((c.kind, c.name))
+                if c.ok and mine is not None and mine.ok and c.detail != mine.detail:
+                    out.append(
+                        f"guard {c.name} differs from torch without the patch: "
+                        f"{mine.detail!r} instead of {c.detail!r}"
+                    )
         return out
 
     @property
@@ -102,7 +117,7 @@ class Report:
         def cell(check: Check | None) -> str:
             if check is None:
                 return ""
-            shown = check.detail and check.ok is not True
+            shown = check.detail and (check.ok is not True or check.kind == "guard")
             return check.status + (f" ({_short(check.detail)})" if shown else "")
 
         rows = [("check", "with patch", "without patch" if self.baseline else "")]
@@ -125,6 +140,8 @@ class Report:
             shown = [c for c in self.baseline.checks if c.kind in ("case", "test")]
             failing = sum(c.ok is False for c in shown)
             summary += f"; without it: {failing} of {len(shown)} cases and tests fail"
+            guards = [c for c in self.baseline.checks if c.kind == "guard"]
+            summary += f", {sum(c.ok is True for c in guards)} of {len(guards)} guards pass"
         lines += [
             "",
             summary,
