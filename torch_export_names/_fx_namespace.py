@@ -238,9 +238,10 @@ def shadows(name: str, graph: torch.fx.Graph | None = None) -> bool:
     )
 
 
-def clobbering(names: Sequence[str]) -> set[int]:
-    """The positions in ``names`` (placeholder names, which are also their parameters'
-    names, in graph order) whose local in fx's generated code overwrites a later parameter.
+def clobbering(names: Sequence[str], params: Sequence[str] | None = None) -> set[int]:
+    """The positions in ``names`` (placeholder names, in graph order) whose local in fx's
+    generated code overwrites a later parameter; ``params`` are the placeholders' parameter
+    names (their targets), the names themselves if not given (an exported program's).
 
     The code generator names each node's local through ``create_name``, which
     refuses builtins: a placeholder ``input`` becomes ``input_1 = input``. If a
@@ -249,14 +250,15 @@ def clobbering(names: Sequence[str]) -> set[int]:
     stock torch too). This replays the generator's naming of the placeholders
     (they come first in a graph).
     """
-    later = {name: i for i, name in enumerate(names)}
+    params = names if params is None else params
+    later = {param: i for i, param in enumerate(params)}
     space = torch.fx.graph._Namespace()
     for name, entry in getattr(torch.fx.graph, "_custom_builtins", {}).items():
         space.create_name(name, entry.obj)  # the globals the generator registers first
     found = set()
-    for i, name in enumerate(names):
+    for i, (name, param) in enumerate(zip(names, params)):
         local = space.create_name(name, object())
-        if local != name and later.get(local, -1) > i:
+        if local != param and later.get(local, -1) > i:
             found.add(i)
     return found
 
@@ -266,17 +268,7 @@ def clobbered_placeholders(graph: torch.fx.Graph) -> set[torch.fx.Node]:
     phs = [n for n in placeholders(graph) if isinstance(n.target, str)]
     if not any(n.name in builtins.__dict__ for n in phs):  # only a refused name gets another local
         return set()
-    if any(n.name != n.target for n in phs):  # fx's own graphs: the parameter is the target
-        names = [n.target for n in phs]
-        space = torch.fx.graph._Namespace()
-        for name, entry in getattr(torch.fx.graph, "_custom_builtins", {}).items():
-            space.create_name(name, entry.obj)
-        later = {t: i for i, t in enumerate(names)}
-        return {
-            n for i, n in enumerate(phs)
-            if (local := space.create_name(n.name, n)) != n.target and later.get(local, -1) > i
-        }
-    return {phs[i] for i in clobbering([n.name for n in phs])}
+    return {phs[i] for i in clobbering([n.name for n in phs], [n.target for n in phs])}
 
 
 def is_legal(name: str, graph: torch.fx.Graph | None = None) -> bool:
