@@ -11,7 +11,7 @@ import re
 import pytest
 import torch
 
-from torch_export_names.cases import CASES, executorch_missing, run_case
+from torch_export_names._cases import CASES, executorch_missing, run_case
 
 
 def _params():

@@ -1,6 +1,7 @@
 """The doctor report: what a user pastes into a bug."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -8,8 +9,8 @@ import sys
 import expecttest
 import pytest
 
-from torch_export_names import doctor
-from torch_export_names.cases import executorch_available
+from torch_export_names import _doctor as doctor
+from torch_export_names._cases import executorch_available
 
 
 @pytest.fixture(scope="module")
@@ -19,15 +20,22 @@ def report():
 
 def _without_versions(text: str) -> str:
     masked = "python X, torch X, executorch X, torch-export-names X"
-    return re.sub(r"^python .*$", masked, text, count=1, flags=re.M)
+    text = re.sub(r"^python .*$", masked, text, count=1, flags=re.M)
+    return re.sub(r"^kept out of this report: \d+ lines of output and \d+ warnings", "kept out of this report: "
+                  "N lines of output and M warnings", text, count=1, flags=re.M)
 
 
 @pytest.mark.skipif(not executorch_available(), reason="the golden report includes the ExecuTorch cases")
-def test_report_on_an_affected_torch(report):
+def test_doctor_prints_the_report_and_nothing_else(report):
+    """The terminal shows the report alone: the stock failures' tracebacks, ExecuTorch's logging and
+    the package's own rename warnings stay in the report (doctor --json), counted in one line."""
     if not report["affected"]:
         pytest.skip("this torch records export names; the golden report is for affected versions")
+    r = subprocess.run([sys.executable, "-m", "torch_export_names", "doctor"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.stderr == ""
     expecttest.TestCase().assertExpectedInline(
-        _without_versions(doctor.format_report(report)),
+        _without_versions(r.stdout),
         """\
 torch-export-names doctor
 python X, torch X, executorch X, torch-export-names X
@@ -57,7 +65,9 @@ qnn-autocast: autocast region t_1.t() @ t_1.t().t(), QNN export pipeline
   with repair:    passes
 
 with repair: 7 passed, 0 failed, 0 skipped; all cases that ran pass with repair
-next: repair your exports, by any one of: call torch_export_names.install() before exporting (or repair(ep) after each export); run your script as `torch-export-names run script.py`; set TORCH_EXPORT_NAMES=1 in its environment; or fix torch itself with `python -m torch_export_names.patches apply`.""",
+kept out of this report: N lines of output and M warnings from torch and backends while the cases ran (doctor --json has them)
+next: repair your exports, by any one of: call torch_export_names.install() before exporting (or repair(ep) after each export); run your script as `torch-export-names run script.py`; set TORCH_EXPORT_NAMES=1 in its environment; or fix torch itself with `python -m torch_export_names.patches apply`.
+""",
     )
 
 
@@ -112,7 +122,7 @@ def test_report_ends_with_the_next_step_for_the_situation(report, situation, exp
 def test_failing_case_makes_the_report_fail(report):
     bad = {"ok": False, "stage": "step", "error": "RuntimeError: Node redefined name mul_1!"}
     case = dict(report["cases"][0], with_repair=bad)
-    fake = dict(report, cases=[case], passed=0, failed=1, skipped=0, ok=False)
+    fake = dict(report, cases=[case], passed=0, failed=1, skipped=0, ok=False, captured_output="", warnings=[])
     text = doctor.format_report(fake)
     assert "with repair:    fails (step): RuntimeError: Node redefined name mul_1!" in text
     assert text.splitlines()[-2] == "with repair: 0 passed, 1 failed, 0 skipped; SOME CASES FAIL WITH REPAIR"
@@ -167,13 +177,16 @@ def test_cli_json_and_exit_status():
     assert data["torch"] and isinstance(data["affected"], bool)
 
 
-def test_json_output_is_only_the_json_whatever_backends_print(report, monkeypatch, capsys):
+def test_json_output_is_only_the_json_whatever_the_cases_print(report, monkeypatch, capfd):
     def noisy_collect():
-        print("[QNN] Downloading libc++ (LLVM 14.0.0)...")  # as ExecuTorch 1.3's Qualcomm backend does
-        return report
+        os.write(1, b"[QNN] Downloading libc++ (LLVM 14.0.0)...\n")  # as ExecuTorch 1.3's Qualcomm backend does
+        os.write(2, b"Traceback (most recent call last):\n")
+        return dict(report)
 
-    monkeypatch.setattr(doctor, "collect", noisy_collect)
+    monkeypatch.setattr(doctor, "_collect", noisy_collect)
     doctor.main(json_output=True)
-    out, err = capsys.readouterr()
-    assert json.loads(out)["cases"] == report["cases"]
-    assert "[QNN] Downloading" in err
+    out, err = capfd.readouterr()
+    data = json.loads(out)
+    assert data["cases"] == report["cases"]
+    assert "[QNN] Downloading" in data["captured_output"] and "Traceback" in data["captured_output"]
+    assert err == ""

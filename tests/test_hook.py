@@ -239,7 +239,7 @@ def test_suspended_exports_are_as_torch_returns_them():
 
 
 def test_is_affected_measures_stock_torch_with_the_hook_installed():
-    from torch_export_names.detect import is_affected
+    from torch_export_names._detect import is_affected
 
     is_affected.cache_clear()
     plain = is_affected()
@@ -323,7 +323,7 @@ def test_logs_one_debug_line_per_repaired_program(caplog):
 
 
 def _case_params():
-    from torch_export_names.cases import CASES, executorch_missing
+    from torch_export_names._cases import CASES, executorch_missing
 
     for case in CASES:
         skip = case.needs_executorch and executorch_missing()
@@ -334,7 +334,7 @@ def _case_params():
 @pytest.mark.parametrize("case", _case_params())
 def test_every_reproduction_passes_with_only_install_in_front(case):
     """Unchanged user code: no repair() call, only the hook."""
-    from torch_export_names.cases import run_case
+    from torch_export_names._cases import run_case
 
     with installed():
         outcome = run_case(case, repaired=False)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from torch_export_names.cases import CASES
+from torch_export_names._cases import CASES
 from torch_export_names.patches import diff, install, store
 from torch_export_names.patches.verify import installed_site, verify
 
@@ -199,7 +199,7 @@ def test_applied_tells_a_patched_torch_from_a_stock_one(site_copy):
 
 
 def test_doctor_reports_a_patched_torch(site_copy, monkeypatch):
-    from torch_export_names import doctor
+    from torch_export_names import _doctor as doctor
 
     install.apply(site_copy, out=io.StringIO())
     monkeypatch.setattr(doctor, "patch_applied", lambda: install.applied(site_copy))

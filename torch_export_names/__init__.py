@@ -25,7 +25,7 @@ _EXPORTS = {
     "propagate_subgraph_names": "passes",
     "repair": "passes",
     "reserve_node_names": "passes",
-    "is_affected": "detect",
+    "is_affected": "_detect",
     "install": "hook",
     "installed": "hook",
     "is_installed": "hook",
@@ -57,9 +57,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from ._detect import is_affected
     from ._fx_namespace import PrivateStateMissing
     from ._warnings import TorchExportNamesWarning
-    from .detect import is_affected
     from .hook import install, installed, is_installed, uninstall
     from .passes import (
         RepairReport,

@@ -18,7 +18,6 @@ import zipfile
 
 __all__ = ["main"]
 
-_USAGE = __doc__.split("\n\n", 1)[1]
 _PROG = "torch-export-names"
 
 
@@ -186,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "doctor":
-        from . import doctor
+        from . import _doctor
 
-        return doctor.main(json_output=args.json)
+        return _doctor.main(json_output=args.json)
     raise AssertionError(args.command)

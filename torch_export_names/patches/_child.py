@@ -5,7 +5,7 @@
 
 Checks, each reported as pass, fail or skip, with the hook NOT installed:
 
-- ``case``: every reproduction in ``torch_export_names.cases.CASES``, run with
+- ``case``: every reproduction in ``torch_export_names._cases.CASES``, run with
   ``repaired=False``; it passes only if ``find_unrecorded_names`` of the
   model's export is ``[]`` and ``run_case`` succeeds.
 - ``entry``: every public torch.export entry point leaves no unrecorded name
@@ -53,7 +53,7 @@ def _check(kind: str, name: str, ok: bool | None, detail: str = "") -> dict:
 def _cases() -> list[dict]:
     import torch
 
-    from torch_export_names.cases import CASES, executorch_missing, run_case
+    from torch_export_names._cases import CASES, executorch_missing, run_case
     from torch_export_names.passes import find_unrecorded_names
 
     out = []

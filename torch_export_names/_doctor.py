@@ -5,16 +5,19 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import json
+import os
 import platform
 import sys
-from typing import Any
+import tempfile
+import warnings
+from typing import Any, Iterator
 
 import torch
 
 from . import hook
+from ._cases import CASES, executorch_missing, run_case
+from ._detect import is_affected
 from ._fx_namespace import PrivateStateMissing
-from .cases import CASES, executorch_missing, run_case
-from .detect import is_affected
 from .patches.install import applied as patch_applied
 
 __all__ = ["collect", "format_report", "main"]
@@ -27,12 +30,55 @@ def _version(dist: str) -> str | None:
         return None
 
 
+@contextlib.contextmanager
+def _captured() -> Iterator[dict[str, Any]]:
+    """Keep what the cases print and warn out of the terminal: into the report.
+
+    A case that fails on stock torch makes torch.fx print the generated code's
+    traceback, ExecuTorch logs through handlers made at its import, and the
+    reproductions trigger this package's own rename warnings. The output is
+    taken at the file descriptors (1 and 2), so handlers bound to the streams
+    at import time are captured too; it lands in ``captured["output"]``, the
+    warnings' messages in ``captured["warnings"]``.
+    """
+    captured: dict[str, Any] = {"output": "", "warnings": []}
+    with tempfile.TemporaryFile(mode="w+b") as sink, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        saved = [os.dup(1), os.dup(2)]
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield captured
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            sink.seek(0)
+            captured["output"] = sink.read().decode("utf-8", "replace")
+            captured["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
+
+
 def collect() -> dict[str, Any]:
     """Run every case once without and once with ``repair``; return the report.
 
     Everything is measured on torch as installed: the hook, if this process
-    has it, is suspended for the report's own exports.
+    has it, is suspended for the report's own exports. What the cases print or
+    warn is kept in the report (``captured_output``, ``warnings``), not shown.
     """
+    with _captured() as captured:
+        report = _collect()
+    output = captured["output"]
+    report["captured_output"] = output
+    report["warnings"] = list(dict.fromkeys(captured["warnings"]))
+    return report
+
+
+def _collect() -> dict[str, Any]:
     no_et = executorch_missing()
     cases = []
     with hook.suspended():
@@ -151,16 +197,19 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(f"  with repair:    {_cell(c['with_repair'])}")
     counts = f"{report['passed']} passed, {report['failed']} failed, {report['skipped']} skipped"
     verdict = "all cases that ran pass with repair" if report["ok"] else "SOME CASES FAIL WITH REPAIR"
-    lines += ["", f"with repair: {counts}; {verdict}", next_step(report)]
+    lines += ["", f"with repair: {counts}; {verdict}"]
+    output_lines = len(report.get("captured_output", "").splitlines())
+    if output_lines or report.get("warnings"):
+        lines.append(
+            f"kept out of this report: {output_lines} lines of output and {len(report['warnings'])} "
+            "warnings from torch and backends while the cases ran (doctor --json has them)"
+        )
+    lines.append(next_step(report))
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None, *, json_output: bool = False) -> int:
-    if json_output:  # stdout is the JSON alone: what backends print while the cases run goes to stderr
-        with contextlib.redirect_stdout(sys.stderr):  # (ExecuTorch 1.3's Qualcomm backend: "[QNN] ...")
-            report = collect()
-    else:
-        report = collect()
+def main(*, json_output: bool = False) -> int:
+    report = collect()  # what the cases print (ExecuTorch's Qualcomm backend: "[QNN] ...") is in the report
     if json_output:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
