@@ -51,7 +51,7 @@ def test_importing_the_module_patches_nothing_and_imports_no_torch():
         "assert not a.is_active()\n"
         "import torch.fx\n"
         "methods = [torch.fx.Graph.__dict__[n] for n in a.PATCHED]\n"
-        "assert not any(hasattr(m, '_torch_export_names_original') for m in methods)\n"
+        "assert not any(hasattr(m, '__torch_export_names_patch__') for m in methods)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])

@@ -16,6 +16,7 @@ from torch.export.exported_program import ExportedProgram
 import torch_export_names
 import torch_export_names.passes
 from torch_export_names import find_unrecorded_names, install, installed, is_installed, uninstall
+from torch_export_names._patching import original_of
 from torch_export_names.passes import _graph_modules
 
 from conftest import CondT1Input, add_named_node, lint_all, torch_api
@@ -131,6 +132,34 @@ def test_uninstall_restores_the_original_object():
     assert ExportedProgram.__dict__["__init__"] is ORIGINAL_INIT
 
 
+def test_uninstall_under_another_wrapper_switches_the_hook_off_and_keeps_theirs():
+    """Another tool wraps ExportedProgram.__init__ after install(): uninstall() must not drop
+    their wrapper; ours stays beneath it, switched off, and goes once theirs is gone."""
+    install()
+    ours = ExportedProgram.__dict__["__init__"]
+    seen = []
+
+    def theirs(self, *args, **kwargs):
+        ours(self, *args, **kwargs)
+        seen.append(self)
+
+    ExportedProgram.__init__ = theirs
+    try:
+        with pytest.warns(torch_export_names.TorchExportNamesWarning, match="was replaced again"):
+            uninstall()
+        assert not is_installed() and ExportedProgram.__dict__["__init__"] is theirs
+        ep = torch.export.export(CollidingInputs(), ARGS)
+        assert seen == [ep]
+        if torch_export_names.is_affected():  # else there is nothing a live hook would change
+            assert find_unrecorded_names(ep), "the switched-off hook still repaired the program"
+    finally:
+        ExportedProgram.__init__ = ours  # they take theirs off
+    install()  # our switched-off wrapper is taken out, not wrapped again
+    assert original_of(ExportedProgram.__dict__["__init__"]) is ORIGINAL_INIT
+    uninstall()
+    assert ExportedProgram.__dict__["__init__"] is ORIGINAL_INIT
+
+
 def test_install_twice_and_uninstall_without_install_are_harmless():
     uninstall()
     install()
@@ -153,7 +182,7 @@ def test_nested_installed_blocks_keep_the_outer_one():
 
 def _is_one_wrapper_around_the_original() -> bool:
     init = ExportedProgram.__dict__["__init__"]
-    return getattr(init, "_torch_export_names_original", None) is ORIGINAL_INIT
+    return original_of(init) is ORIGINAL_INIT
 
 
 def test_install_and_installed_blocks_share_one_wrapper():

@@ -96,8 +96,9 @@ EARLY_INSTALL = textwrap.dedent(
     torch_export_names.install()  # imports torch.export, which fires the bootstrap's install too
     from torch.export.exported_program import ExportedProgram
     init = ExportedProgram.__dict__["__init__"]
-    inner = init._torch_export_names_original
-    assert not hasattr(inner, "_torch_export_names_original"), "wrapped twice"
+    from torch_export_names._patching import original_of
+    inner = original_of(init)
+    assert inner is not None and original_of(inner) is None, "wrapped twice"
     torch_export_names.uninstall()
     assert not torch_export_names.is_installed()
     assert ExportedProgram.__dict__["__init__"] is inner, "uninstall() left a wrapper in place"

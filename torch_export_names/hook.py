@@ -22,6 +22,8 @@ import logging
 import threading
 from typing import Iterator, NamedTuple
 
+from ._patching import Patch
+
 __all__ = ["HookStatus", "install", "installed", "is_installed", "status", "suspended", "uninstall"]
 
 logger = logging.getLogger("torch_export_names")
@@ -30,9 +32,7 @@ _lock = threading.RLock()
 _local = threading.local()  # .suspended: int, .strict: bool | None, .in_hook: bool
 
 # Guarded by _lock.
-_original = None  # ExportedProgram.__init__ as torch defined it, while the wrapper is in place
-_wrapper = None  # the wrapper we put there
-_guards = None  # the _GuardsCode descriptor we put on ExportedProgram, if we put one
+_patches: list = []  # the _patching.Patch objects in place: __init__, and _guards_code if we put one
 _explicit: list[str] = []  # how install() was asked for, in order ("install()", "run", ...)
 _blocks = 0  # installed() blocks open, all threads together
 _strict = False  # install(strict=...)
@@ -118,14 +118,22 @@ def _repair_or_leave(ep) -> None:
     )
 
 
-def _make_wrapper(original):
+def _quiet() -> bool:
+    """Whether this thread is suspended or inside the hook's own work."""
+    return bool(getattr(_local, "suspended", 0) or getattr(_local, "in_hook", False))
+
+
+def _init_wrapper(patch: Patch):
+    """``make`` of the ``ExportedProgram.__init__`` patch: torch's constructor, then repair."""
+    original = patch.original
+
     @functools.wraps(original)
     def __init__(self, *args, **kwargs):
         original(self, *args, **kwargs)
         # Not while suspended (doctor, is_affected measure stock torch), not
         # for a program built by the hook's own work, not once uninstalled
         # (a wrapper someone else put on top of ours keeps calling us).
-        if _wrapper is not __init__ or getattr(_local, "suspended", 0) or getattr(_local, "in_hook", False):
+        if not patch.is_live(__init__) or _quiet():
             return
         _local.in_hook = True
         try:
@@ -133,7 +141,6 @@ def _make_wrapper(original):
         finally:
             _local.in_hook = False
 
-    __init__._torch_export_names_original = original
     return __init__
 
 
@@ -148,6 +155,9 @@ class _GuardsCode:
     ``inf`` in its guards while the hook has renamed it ``inf_1``.
     """
 
+    def __init__(self, patch: Patch) -> None:
+        self._patch = patch
+
     def __get__(self, ep, owner=None):
         if ep is None:
             return self
@@ -158,7 +168,7 @@ class _GuardsCode:
 
     def __set__(self, ep, value) -> None:
         ep.__dict__["_guards_code"] = value
-        if _guards is not self or getattr(_local, "suspended", 0) or getattr(_local, "in_hook", False):
+        if not self._patch.is_live(self) or _quiet():
             return
         if not hasattr(ep, "_module_call_graph"):  # still being constructed: the hook follows
             return
@@ -185,45 +195,32 @@ class _GuardsCode:
 
 def _apply() -> None:
     """Put the wrapper in place unless it is there. Caller holds ``_lock``."""
-    global _original, _wrapper, _guards
-    if _wrapper is not None:
+    if _patches:
         return
     # Importing may run TORCH_EXPORT_NAMES's bootstrap, which calls install()
     # again in this thread (the lock is re-entrant): that inner call applies.
     cls = _exported_program_class()
-    if _wrapper is not None:
+    if _patches:
         return
-    original = cls.__dict__["__init__"]
-    wrapper = _make_wrapper(original)
-    cls.__init__ = wrapper
-    _original, _wrapper = original, wrapper
+    patches = [Patch(cls, "__init__", _init_wrapper)]
     if "_guards_code" not in cls.__dict__:  # torch keeps it as a plain instance attribute
-        _guards = _GuardsCode()
-        cls._guards_code = _guards
+        patches.append(Patch(cls, "_guards_code", _GuardsCode))
+    for patch in patches:
+        patch.apply()
+    _patches.extend(patches)
     logger.debug("torch_export_names: hook installed on %s.__init__", cls.__qualname__)
 
 
 def _remove_if_unwanted() -> None:
     """Take the wrapper out when no install() and no block wants it. Caller holds ``_lock``."""
-    global _original, _wrapper, _guards
-    if _wrapper is None or _explicit or _blocks:
+    if not _patches or _explicit or _blocks:
         return
-    cls = _exported_program_class()
-    if cls.__dict__.get("__init__") is _wrapper:
-        cls.__init__ = _original
-    else:
-        from ._warnings import warn_once
-
-        # Someone wrapped ExportedProgram.__init__ on top of us: putting the
-        # original back would drop their wrapper. Ours stays, inert.
-        warn_once(
-            "hook-overwrapped",
-            "torch_export_names.uninstall(): ExportedProgram.__init__ was wrapped again "
-            "after install(); the hook is switched off but its wrapper stays under theirs.",
-        )
-    if _guards is not None and cls.__dict__.get("_guards_code") is _guards:
-        del cls._guards_code  # each program keeps its guards in its own __dict__
-    _original, _wrapper, _guards = None, None, None
+    # Someone may have wrapped ExportedProgram.__init__ on top of ours: then ours stays
+    # under theirs, switched off (see _patching). Each program keeps its guards in its own
+    # __dict__, so the _guards_code descriptor goes without losing any.
+    for patch in reversed(_patches):
+        patch.remove()
+    _patches.clear()
     logger.debug("torch_export_names: hook uninstalled")
 
 
@@ -273,7 +270,7 @@ def uninstall() -> None:
 def is_installed() -> bool:
     """Whether the wrapper is in place, whoever asked for it."""
     with _lock:
-        return _wrapper is not None
+        return bool(_patches)
 
 
 def status() -> HookStatus:
@@ -282,7 +279,7 @@ def status() -> HookStatus:
         sources = list(_explicit)
         if _blocks:
             sources.append("installed() block" if _blocks == 1 else f"{_blocks} installed() blocks")
-        return HookStatus(_wrapper is not None, tuple(sources))
+        return HookStatus(bool(_patches), tuple(sources))
 
 
 @contextlib.contextmanager
