@@ -233,8 +233,9 @@ def main(argv=None) -> int:
             "reserve_node_names, propagate_subgraph_names, repair); the deepcopy rebuild before them, "
             "in its own repetitions (it recompiles the module, which slows the calls after it); "
             "end-to-end hook off/on alternate, first of each pair swapped",
-            "reset_between_reps": "torch_export_names._fx_namespace.snapshot/restore of the just-exported "
-            "names, untimed (repair is idempotent)",
+            "reset_between_reps": "the just-exported names and "
+            "torch_export_names._fx_namespace.namespace_state, "
+            "put back untimed (repair is idempotent)",
         },
         "environment": environment(),
     }

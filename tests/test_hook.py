@@ -14,6 +14,7 @@ from torch.export import export as early_export
 from torch.export.exported_program import ExportedProgram
 
 import torch_export_names
+import torch_export_names._hops
 import torch_export_names.passes
 from torch_export_names import find_unrecorded_names, install, installed, is_installed, uninstall
 from torch_export_names._patching import original_of
@@ -324,7 +325,7 @@ def _fail_midway(monkeypatch):
     def boom(graphs):
         raise RuntimeError("injected failure")
 
-    monkeypatch.setattr(torch_export_names.passes, "_propagate", boom)
+    monkeypatch.setattr(torch_export_names._hops, "propagate", boom)
 
 
 def test_failing_repair_leaves_the_program_as_torch_returned_it(monkeypatch, caplog):
@@ -372,13 +373,13 @@ def test_every_reproduction_passes_with_only_install_in_front(case):
 
 def test_hook_leaves_a_program_it_cannot_read_as_torch_built_it(monkeypatch):
     """A torch whose ExportedProgram lacks what the hook reads: export still works, one warning."""
-    import torch_export_names.passes as passes
+    import torch_export_names.hook as hook
     from torch_export_names import TorchExportNamesWarning
 
     def unreadable(ep):
         raise AttributeError("'ModuleCallSignature' object has no attribute 'forward_arg_names'")
 
-    monkeypatch.setattr(passes, "_snapshot_program", unreadable)
+    monkeypatch.setattr(hook, "_snapshot_program", unreadable)
     expected = _as_torch_returned_it(torch.export.export(CollidingInputs(), ARGS))
     with installed(), pytest.warns(TorchExportNamesWarning, match="cannot read this torch's ExportedProgram"):
         ep = torch.export.export(CollidingInputs(), ARGS)

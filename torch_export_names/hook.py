@@ -59,6 +59,43 @@ def _effective_strict() -> bool:
     return _strict if local is None else local
 
 
+def _snapshot_program(ep):
+    """What of ``ep`` a repair may rename besides its nodes, for ``_restore_program``: the
+    names in its signatures, ``forward``'s argument names, its example inputs and guards."""
+    from . import _torch_compat as _compat
+
+    sig = ep.graph_signature
+    named = [s.arg for s in (*sig.input_specs, *sig.output_specs) if hasattr(s.arg, "name")]
+    entries = [e for e in ep.module_call_graph if e.signature is not None]
+    named += [a for e in entries for a in (*e.signature.inputs, *e.signature.outputs) if hasattr(a, "name")]
+    return (
+        [(a, a.name) for a in named],
+        [(s, s.target) for s in sig.output_specs],
+        [(e, _compat.forward_arg_names(ep, e), e.signature.in_spec) for e in entries],
+        ep.example_inputs,
+        getattr(ep, "_guards_code", None),
+    )
+
+
+def _restore_program(ep, snap) -> None:
+    """Put back what ``_snapshot_program`` saw."""
+    from . import _torch_compat as _compat
+
+    args, outputs, calls, example_inputs, guards = snap
+    for arg, name in args:
+        arg.name = name
+    for spec, target in outputs:
+        spec.target = target
+    for entry, names, in_spec in calls:
+        if names is not None:
+            _compat.set_forward_arg_names(ep, entry, names)
+        entry.signature.in_spec = in_spec
+    if ep.example_inputs is not example_inputs:
+        _compat.set_example_inputs(ep, example_inputs)
+    if guards is not None:
+        ep._guards_code = guards
+
+
 def _repair_or_leave(ep) -> None:
     """``repair`` ``ep``; on any failure put it back exactly as torch built it.
 
@@ -68,7 +105,7 @@ def _repair_or_leave(ep) -> None:
     of three containers, not a pass over the nodes.
     """
     from . import _fx_namespace as ns
-    from .passes import _graph_modules, _restore_program, _snapshot_program, repair
+    from .passes import _graph_modules, repair
 
     strict = _effective_strict()
     try:
@@ -149,7 +186,7 @@ class _GuardsCode:
 
     Stores the value where torch stores it (the instance's ``__dict__``) and
     then makes the guards name the arguments as the program's ``forward`` does
-    (``passes._reconcile_guards``). torch assigns guards outside the
+    (``_signature.reconcile_guards``). torch assigns guards outside the
     constructor too: ``torch.export.load`` sets the saved ones after building
     the program, so a program saved without the package names an argument
     ``inf`` in its guards while the hook has renamed it ``inf_1``.
@@ -172,11 +209,11 @@ class _GuardsCode:
             return
         if not hasattr(ep, "_module_call_graph"):  # still being constructed: the hook follows
             return
-        from .passes import _reconcile_guards
+        from ._signature import reconcile_guards
 
         _local.in_hook = True
         try:
-            _reconcile_guards(ep)
+            reconcile_guards(ep)
         except Exception as e:  # the guards stay as torch set them
             if _effective_strict():
                 raise

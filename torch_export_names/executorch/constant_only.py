@@ -15,8 +15,8 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
+from .._hops import hop_nodes, hop_subgraphs
 from .._warnings import warn_once
-from ..passes import _hop_nodes, _hop_subgraphs
 
 __all__ = ["constant_only_nodes", "is_quantize_op", "runtime_placeholders"]
 
@@ -122,7 +122,7 @@ def _written_placeholders(
         seen[id(module)] = written
         return written
     followed, unmapped = set(), set()
-    for hop, sub, operands in _hop_subgraphs(module):  # warns of, and leaves out, unknown layouts
+    for hop, sub, operands in hop_subgraphs(module):  # warns of, and leaves out, unknown layouts
         placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
         if len(placeholders) != len(operands):  # another torch's HOP schema
             unmapped.add(hop)
@@ -136,7 +136,7 @@ def _written_placeholders(
                 and (base := _view_base(operand)).op == "placeholder"
             ):
                 written.add(base)
-    for hop in _hop_nodes(module.graph):
+    for hop in hop_nodes(module.graph):
         if hop in unmapped or hop not in followed:
             warn_once(
                 f"executorch-hop-{hop.target._name}",
