@@ -6,6 +6,22 @@ from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
 PTH = "torch_export_names.pth"
+
+
+def _pth_line() -> str:
+    """torch_export_names._bootstrap.pth_line(), the one source of the .pth (imports no torch)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_export_names", "_bootstrap.py")
+    spec = importlib.util.spec_from_file_location("_torch_export_names_bootstrap", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.pth_line()
+
+
+def _write_pth(directory: str) -> None:
+    with open(os.path.join(directory, PTH), "w", encoding="utf-8") as f:
+        f.write(_pth_line())
 # The one version source: torch_export_names.__version__ (read, not imported: no torch at build time).
 with open(os.path.join("torch_export_names", "__init__.py"), encoding="utf-8") as f:
     VERSION = re.search(r'^__version__ = "([^"]+)"$', f.read(), re.M).group(1)
@@ -16,9 +32,10 @@ class build_py_with_pth(build_py):
 
     def run(self):
         super().run()
-        self.copy_file(PTH, os.path.join(self.build_lib, PTH))
-        # The torch patches and their release hashes, for `python -m torch_export_names.patches`.
-        data = os.path.join(self.build_lib, "torch_export_names", "patches", "data")
+        self.mkpath(self.build_lib)
+        _write_pth(self.build_lib)
+        # The torch patches and their release hashes, for `torch-export-names patch`.
+        data = os.path.join(self.build_lib, "torch_export_names", "_torch_patch", "data")
         self.mkpath(data)
         for name in sorted(os.listdir("patches")):
             if name.endswith((".patch", ".sha256")):
@@ -35,7 +52,7 @@ class editable_wheel_with_pth(editable_wheel):
 
     def _install_namespaces(self, installation_dir, pth_prefix):
         super()._install_namespaces(installation_dir, pth_prefix)
-        self.copy_file(PTH, os.path.join(installation_dir, PTH))
+        _write_pth(installation_dir)
 
 
 setup(

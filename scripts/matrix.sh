@@ -94,7 +94,7 @@ EOF
   (cd "$repo" && "$venv/bin/python" -m pytest tests -q -p no:cacheprovider -rs \
       --deselect tests/test_editable_install.py --junitxml="$res/junit.xml") > "$res/pytest.log" 2>&1
   echo $(( $(date +%s) - t0 )) > "$res/test-seconds"
-  (cd "$dir" && "$venv/bin/python" -m torch_export_names.patches verify --json) \
+  (cd "$dir" && "$venv/bin/python" -m torch_export_names patch verify --json) \
       > "$res/verify.json" 2> "$res/verify.log"
   (cd "$dir" && "$venv/bin/python" -m torch_export_names doctor) > "$res/doctor.txt" 2>&1
   [ "${MATRIX_KEEP:-0}" = 1 ] || rm -rf "$venv"

@@ -147,7 +147,7 @@ def main(argv: list[str]) -> int:
         "`pip install torch==V`, then `pip install \".[test]\"` (the package beside it, as a user",
         "installs it: it must keep that torch), the ExecuTorch release that pins that torch where",
         "one installs on Python 3.11, the full suite (`python -m pytest tests`) and the patch",
-        "harness (`python -m torch_export_names.patches verify`). Each venv was deleted after its row.",
+        "harness (`torch-export-names patch verify`). Each venv was deleted after its row.",
         *([os.environ["MATRIX_NOTE"]] if os.environ.get("MATRIX_NOTE") else []),
         "",
         *table,

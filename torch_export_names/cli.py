@@ -1,6 +1,7 @@
 """Command line.
 
     torch-export-names doctor [--json]
+    torch-export-names patch list | verify | apply | revert   (the torch patches)
     torch-export-names run script.py [args...]     (also a folder or zip with __main__.py)
     torch-export-names run -m module [args...]
     torch-export-names run --audit [--json FILE] [--no-hook] script.py|-m module [args...]
@@ -29,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("doctor", help="report whether this torch is affected, with reproductions")
     d.add_argument("--json", action="store_true", help="print the report as JSON")
+    sub.add_parser("patch", help="the upstream-style torch patches: list, verify, apply, revert", add_help=False)
     sub.add_parser(
         "run",
         help="run a script, folder, zip or -m module with the hook installed, as python would",
@@ -183,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run"]:
         return run(argv[1:])
+    if argv[:1] == ["patch"]:
+        from ._torch_patch.__main__ import main as patch_main
+
+        return patch_main(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "doctor":
         from . import _doctor

@@ -1,6 +1,6 @@
 """What ``verify`` runs in its subprocess, against whichever torch that process imports.
 
-    python -m torch_export_names.patches._child --out RESULT.json
+    python -m torch_export_names._torch_patch._child --out RESULT.json
         [--expect-torch-under DIR] [--tests TEST_FILE ...]
 
 Checks, each reported as pass, fail or skip, with the hook NOT installed:
@@ -285,7 +285,7 @@ def _tests(path: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="torch_export_names.patches._child")
+    p = argparse.ArgumentParser(prog="torch_export_names._torch_patch._child")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--expect-torch-under", type=Path)
     p.add_argument("--tests", nargs="*", type=Path, default=[])

@@ -1,6 +1,6 @@
 """Where the patches and the release hashes are, and which torch versions have one.
 
-Installed, they ship in the wheel as ``torch_export_names/patches/data/``
+Installed, they ship in the wheel as ``torch_export_names/_torch_patch/data/``
 (copied there by setup.py); in a source tree they are read from the
 repository's ``patches/``.
 """
