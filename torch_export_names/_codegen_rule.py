@@ -18,6 +18,7 @@ import keyword
 import math
 import operator
 import symtable
+from typing import Any
 
 import torch.fx
 
@@ -42,7 +43,8 @@ def _codegen_probe() -> torch.fx.Graph:
     weight = g.get_attr("sub.0.weight")
     sub = g.call_module("sub.0", (x,))
     total = g.call_method("sum", (sub,), {"dim": -1})
-    item = g.call_function(operator.getitem, (weight, (slice(1, None), Ellipsis, None)))
+    index: Any = (slice(1, None), Ellipsis, None)
+    item = g.call_function(operator.getitem, (weight, index))
     full = g.call_function(
         torch.ops.aten.full.default,
         ([2], math.inf),
@@ -91,6 +93,7 @@ def codegen_names() -> frozenset[str]:
             code = graph.python_code(root_module="self")
             table = symtable.symtable(code.src, "<torch.fx generated code>", "exec")
             forward = next(t for t in table.get_children() if t.get_name() == "forward")
+            assert isinstance(forward, symtable.Function), type(forward)
         except Exception as e:  # noqa: BLE001 - any failure means this torch's codegen is not known
             raise PrivateStateMissing(
                 f"torch {torch.__version__}: cannot read the names of torch.fx's generated code "

@@ -134,7 +134,7 @@ def clobbered_placeholders(graph: torch.fx.Graph) -> set[torch.fx.Node]:
     phs = [n for n in placeholders(graph) if isinstance(n.target, str)]
     if not any(n.name in builtins.__dict__ for n in phs):  # only a refused name gets another local
         return set()
-    return {phs[i] for i in clobbering([n.name for n in phs], [n.target for n in phs])}
+    return {phs[i] for i in clobbering([n.name for n in phs], [str(n.target) for n in phs])}
 
 
 def check(graphs: Iterable[torch.fx.Graph]) -> None:
@@ -230,7 +230,8 @@ def undo_log() -> Iterator[list]:
     node's name.
     """
     outer = getattr(_undo, "log", None)
-    _undo.log = log = []
+    log: list[tuple[torch.fx.Node, str, object]] = []
+    _undo.log = log
     try:
         yield log
     finally:
@@ -320,7 +321,7 @@ def record_all(
             clobbered = clobbered_placeholders(graph)
             at_risk = {
                 node for node in maybe
-                if shadows(node.target, graph) or shadows(node.name, graph) or node in clobbered
+                if shadows(str(node.target), graph) or shadows(node.name, graph) or node in clobbered
             }
             if at_risk:
                 seen = set(illegal)

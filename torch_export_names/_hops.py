@@ -11,7 +11,7 @@ known HOP's subgraph placeholders in every program the same way.
 from __future__ import annotations
 
 import operator
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 import torch.fx
@@ -20,7 +20,7 @@ from . import _fx_namespace as _ns
 from ._codegen_rule import is_legal
 from ._warnings import warn_once
 
-__all__ = ["HOP_SUBGRAPH_OPERANDS", "hop_nodes", "hop_subgraphs", "propagate"]
+__all__ = ["HOP_SUBGRAPH_OPERANDS", "hop_name", "hop_nodes", "hop_subgraphs", "propagate"]
 
 
 # For each HOP whose subgraph placeholders take the HOP's operands in order:
@@ -28,39 +28,49 @@ __all__ = ["HOP_SUBGRAPH_OPERANDS", "hop_nodes", "hop_subgraphs", "propagate"]
 # torch's _name_hoo_subgraph_placeholders covers cond, map_impl and
 # wrap_with_set_grad_enabled at export time only; they are listed too so that
 # programs from run_decompositions / load / passes are covered the same way.
-_SubgraphOperands = Callable[[torch.fx.Node], list[tuple[object, Sequence[object]]]]
+_SubgraphOperands = Callable[[torch.fx.Node], list[tuple[Any, Sequence[Any]]]]
 
 
-def _while_loop(n):
-    cond_fn, body_fn, carried, additional = n.args[:4]
+def _args(n: torch.fx.Node) -> Any:
+    """``n.args``, read by position below (torch types it as a tuple of any argument)."""
+    return n.args
+
+
+def _while_loop(n: torch.fx.Node) -> list[tuple[Any, Sequence[Any]]]:
+    cond_fn, body_fn, carried, additional = _args(n)[:4]
     operands = (*carried, *additional)
     return [(cond_fn, operands), (body_fn, operands)]
 
 
+def hop_name(node: torch.fx.Node) -> str:
+    """The name of the higher-order op ``node`` calls (``cond``, ``while_loop``, ...)."""
+    return getattr(node.target, "_name", str(node.target))
+
+
 HOP_SUBGRAPH_OPERANDS: dict[str, _SubgraphOperands] = {
     # wrap_with_autocast(device_type, dtype, enabled, cache_enabled, body, *operands)
-    "wrap_with_autocast": lambda n: [(n.args[4], n.args[5:])],
+    "wrap_with_autocast": lambda n: [(_args(n)[4], _args(n)[5:])],
     # wrap_with_set_grad_enabled(enabled, body, *operands)
-    "wrap_with_set_grad_enabled": lambda n: [(n.args[1], n.args[2:])],
+    "wrap_with_set_grad_enabled": lambda n: [(_args(n)[1], _args(n)[2:])],
     # cond(pred, true_fn, false_fn, operands)
-    "cond": lambda n: [(n.args[1], n.args[3]), (n.args[2], n.args[3])],
+    "cond": lambda n: [(_args(n)[1], _args(n)[3]), (_args(n)[2], _args(n)[3])],
     # while_loop(cond_fn, body_fn, carried_inputs, additional_inputs)
     "while_loop": _while_loop,
     # scan(combine_fn, init, xs, additional_inputs): combine_fn(*init, *xs[i], *additional)
-    "scan": lambda n: [(n.args[0], (*n.args[1], *n.args[2], *n.args[3]))],
+    "scan": lambda n: [(_args(n)[0], (*_args(n)[1], *_args(n)[2], *_args(n)[3]))],
     # map_impl(body, xs, args): body(*xs[i], *args)
-    "map_impl": lambda n: [(n.args[0], (*n.args[1], *n.args[2]))],
+    "map_impl": lambda n: [(_args(n)[0], (*_args(n)[1], *_args(n)[2]))],
 }
 
 
-_hop_ops_cache: dict[str, object] | None = None
+_hop_ops_cache: dict[str, Any] | None = None
 
 
-def _hop_ops() -> dict[str, object]:
+def _hop_ops() -> dict[str, Any]:
     """The HOPs of ``HOP_SUBGRAPH_OPERANDS`` that this torch has, by name."""
     global _hop_ops_cache
     if _hop_ops_cache is None:
-        found = {}
+        found: dict[str, Any] = {}
         for name in HOP_SUBGRAPH_OPERANDS:
             try:
                 op = getattr(torch.ops.higher_order, name)
@@ -69,6 +79,7 @@ def _hop_ops() -> dict[str, object]:
             if isinstance(op, torch._ops.HigherOrderOperator):
                 found[name] = op
         _hop_ops_cache = found
+        return found
     return _hop_ops_cache
 
 
@@ -101,13 +112,13 @@ def hop_subgraphs(
         return
     for node in hop_nodes(module.graph):
         try:
-            subgraphs = HOP_SUBGRAPH_OPERANDS[node.target._name](node)
+            subgraphs = HOP_SUBGRAPH_OPERANDS[hop_name(node)](node)
         except (TypeError, IndexError, ValueError):
             # This torch calls the HOP with other arguments than the ones the table
             # knows (while_loop and scan before 2.7): leave its subgraphs as they are.
             warn_once(
-                f"hop-schema-{node.target._name}",
-                f"torch_export_names: {node.target._name} node {node.name!r} has arguments this "
+                f"hop-schema-{hop_name(node)}",
+                f"torch_export_names: {hop_name(node)} node {node.name!r} has arguments this "
                 "package does not know (another torch release); its subgraph placeholder names "
                 "were left as they are. Names are still recorded and made legal.",
             )
@@ -115,7 +126,7 @@ def hop_subgraphs(
         for attr, operands in subgraphs:
             if not (isinstance(attr, torch.fx.Node) and attr.op == "get_attr"):
                 continue
-            sub = operator.attrgetter(attr.target)(module)
+            sub = operator.attrgetter(str(attr.target))(module)
             if isinstance(sub, torch.fx.GraphModule):
                 yield node, sub, operands
 
@@ -177,8 +188,8 @@ def propagate(graphs) -> int:
             n_ph = len(placeholders)
             if n_ph != len(operands):
                 warn_once(
-                    f"hop-arity-{hop.target._name}",
-                    f"torch_export_names: {hop.target._name} node {hop.name!r} has "
+                    f"hop-arity-{hop_name(hop)}",
+                    f"torch_export_names: {hop_name(hop)} node {hop.name!r} has "
                     f"{len(operands)} operands but its subgraph has {n_ph} "
                     "placeholders; its subgraph names were left as they are "
                     "(this torch's HOP schema is not the one this package knows).",

@@ -32,6 +32,7 @@ import dataclasses
 import functools
 import sys
 import threading
+from types import FrameType
 from typing import Iterator
 
 from ._patching import Patch
@@ -200,7 +201,7 @@ def is_active() -> bool:
 
 
 def _site() -> Site:
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         module = frame.f_globals.get("__name__", "?")
         if not (module == "torch" or module.startswith(("torch.", __package__))):

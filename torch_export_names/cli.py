@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import os
 import runpy
@@ -30,7 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("doctor", help="report whether this torch is affected, with reproductions")
     d.add_argument("--json", action="store_true", help="print the report as JSON")
-    sub.add_parser("patch", help="the upstream-style torch patches: list, verify, apply, revert", add_help=False)
+    sub.add_parser("patch", help="the upstream-style torch patches: list, verify, apply, revert",
+                   add_help=False)
     sub.add_parser(
         "run",
         help="run a script, folder, zip or -m module with the hook installed, as python would",
@@ -164,8 +164,11 @@ def _run(argv: list[str], *, hook: bool = True) -> int:
         return _fail(f"can't open file {path!r}: no such file or directory", 2)
     is_dir, is_zip = os.path.isdir(path), zipfile.is_zipfile(path)
     if is_dir or is_zip:
-        with zipfile.ZipFile(path) if is_zip else contextlib.nullcontext() as z:
-            names = set(z.namelist()) if is_zip else set(os.listdir(path))
+        if is_zip:
+            with zipfile.ZipFile(path) as z:
+                names = set(z.namelist())
+        else:
+            names = set(os.listdir(path))
         if not names & {"__main__.py", "__main__.pyc"}:
             return _fail(f"can't find '__main__' module in {path!r}", 1)
     if hook:

@@ -117,7 +117,7 @@ def apply(target=None, *, dry_run: bool = False, out: TextIO = sys.stdout) -> in
     for rel, data in current.items():
         (backup / rel).parent.mkdir(parents=True, exist_ok=True)
         (backup / rel).write_bytes(data)
-    new = {rel: text.encode("utf-8") for rel, text in patched.items()}
+    new = {rel: text.encode("utf-8") for rel, text in patched.items() if text is not None}
     manifest = {
         "torch": version,
         "patch": patch.path.name,
