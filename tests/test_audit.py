@@ -254,7 +254,7 @@ def test_cli_audit_with_hook_finds_nothing_at_risk(tmp_path):
     (tmp_path / "prog.py").write_text(PROGRAM)
     r = _cli("--audit", "prog.py", cwd=tmp_path)
     assert r.returncode == 3, r.stderr
-    assert "on at end): 0 at-risk creation(s)" in r.stderr, r.stderr
+    assert "torch-export-names audit (hook on): 0 at-risk creation(s)" in r.stderr, r.stderr
 
 
 def test_cli_json_without_audit_is_a_usage_error(tmp_path):

@@ -10,11 +10,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import runpy
 import sys
 import zipfile
+from typing import Callable, ContextManager, Iterator
 
 __all__ = ["main"]
 
@@ -117,28 +119,41 @@ def run(argv: list[str]) -> int:
         return _run(argv)
     import json
 
-    from .audit import audited
+    from .audit import AuditReport, audited
 
-    report = None
-    try:
+    reports: list[AuditReport] = []
+
+    @contextlib.contextmanager
+    def audit_the_program() -> Iterator[None]:
+        # Opened when the program starts, after the hook is in place: the report says the
+        # hook state the program ran under.
         with audited() as report:
-            return _run(argv, hook=hook)
+            reports.append(report)
+            yield
+
+    try:
+        return _run(argv, hook=hook, around=audit_the_program)
     finally:  # also when the program exits or raises
-        if report is not None:
+        for report in reports:
             print(report.format_table(), file=sys.stderr)
             if json_path is not None:
                 with open(json_path, "w") as f:
                     json.dump(report.to_json(), f, indent=1)
 
 
-def _run(argv: list[str], *, hook: bool = True) -> int:
+def _run(
+    argv: list[str],
+    *,
+    hook: bool = True,
+    around: Callable[[], ContextManager[None]] = contextlib.nullcontext,
+) -> int:
     """Run a program as ``python`` would, with the hook installed first.
 
     ``sys.path[0]`` is what ``python`` puts there (the script's folder, the
     folder or zip itself, or the working folder for ``-m``), ``__file__`` is
     absolute, the exit status is the program's. TORCH_EXPORT_NAMES=1 is set
     for the program, so the subprocesses it starts are covered too (through
-    the installed .pth file).
+    the installed .pth file). The program runs inside ``around()``.
     """
     if argv[:1] in (["-h"], ["--help"]):
         print(_RUN_HELP, end="")
@@ -156,7 +171,8 @@ def _run(argv: list[str], *, hook: bool = True) -> int:
         if hook:
             _start_hook()
         sys.argv = [name, *rest]
-        runpy.run_module(name, run_name="__main__", alter_sys=True)
+        with around():
+            runpy.run_module(name, run_name="__main__", alter_sys=True)
         return 0
     target, rest = argv[0], argv[1:]
     path = os.path.abspath(target)
@@ -176,10 +192,10 @@ def _run(argv: list[str], *, hook: bool = True) -> int:
     sys.argv = [target, *rest]
     if not (is_dir or is_zip):
         sys.path[0] = os.path.dirname(path)
-        runpy.run_path(path, run_name="__main__")
     else:
         # A folder or zip: runpy puts it first on sys.path itself, as python does.
         del sys.path[0]
+    with around():
         runpy.run_path(path, run_name="__main__")
     return 0
 
