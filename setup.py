@@ -34,12 +34,6 @@ class build_py_with_pth(build_py):
         super().run()
         self.mkpath(self.build_lib)
         _write_pth(self.build_lib)
-        # The torch patches and their release hashes, for `torch-export-names patch`.
-        data = os.path.join(self.build_lib, "torch_export_names", "_torch_patch", "data")
-        self.mkpath(data)
-        for name in sorted(os.listdir("patches")):
-            if name.endswith((".patch", ".sha256")):
-                self.copy_file(os.path.join("patches", name), os.path.join(data, name))
 
 
 
@@ -67,7 +61,12 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     packages=find_packages(include=["torch_export_names", "torch_export_names.*"]),
-    package_data={"torch_export_names": ["py.typed"]},
+    # torch_export_names/_torch_patch/data is a link to the repository's patches/: the wheel
+    # copies the patches and their release hashes there, and a checkout reads them through it.
+    package_data={
+        "torch_export_names": ["py.typed"],
+        "torch_export_names._torch_patch": ["data/torch-*.patch", "data/torch-*.sha256"],
+    },
     # Every torch from 2.4 (the first with placeholder_naming_pass, which assigns the names)
     # works; a lower bound only, so installing beside a pinned torch never replaces it.
     install_requires=["torch>=2.4"],
