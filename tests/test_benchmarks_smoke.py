@@ -17,10 +17,10 @@ from benchmarks.lowering import parse_args
 from benchmarks.pipelines import hook
 from torch_export_names import find_unrecorded_names, repair
 
-from conftest import import_or_skip
+from helpers import import_or_skip
 
 
-class CondMulInput(torch.nn.Module):
+class MulThenCondMulInput(torch.nn.Module):
     """A ``mul`` input next to a ``mul`` op, and a cond: names unrecorded at top level and nested."""
 
     def forward(self, x, mul):
@@ -29,7 +29,7 @@ class CondMulInput(torch.nn.Module):
 
 
 def export_cond():
-    return torch.export.export(CondMulInput(), (torch.randn(3), torch.randn(3)))
+    return torch.export.export(MulThenCondMulInput(), (torch.randn(3), torch.randn(3)))
 
 
 def names(ep) -> list[list[str]]:

@@ -26,9 +26,9 @@ from typing import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from consumer_models import Named, WithParam, _rand, linear_relu_scale
 
-from conftest import import_or_skip, lint_all
+from consumer_models import Named, WithParam, _rand, linear_relu_scale
+from helpers import import_or_skip, lint_all
 
 import_or_skip("executorch.exir", "needs ExecuTorch")
 

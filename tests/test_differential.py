@@ -9,10 +9,11 @@ import contextlib
 import functools
 import os
 
-import _torchvision_shim
-import differential
 import pytest
 import torch
+
+import _torchvision_shim
+import differential
 
 # An installed torchvision must be importable before anything imports transformers, which imports
 # it whenever it is installed (tests/_torchvision_shim.py says why it may not be).

@@ -3,6 +3,7 @@
 Slow (a fresh virtual environment with torch in it, about a minute); CI runs it.
 """
 
+import inspect
 import os
 import re
 import subprocess
@@ -15,6 +16,8 @@ import torch
 
 from torch_export_names._bootstrap import ENV_VAR
 
+from models import MulInput
+
 REPO = Path(__file__).resolve().parents[1]
 PINNED = re.search(r"^torch==(\S+)$", (REPO / "constraints.txt").read_text(), re.M).group(1)
 
@@ -22,12 +25,10 @@ USER_CODE = textwrap.dedent(
     """
     import torch
     import torch_export_names
-
-    class CollidingInputs(torch.nn.Module):
-        def forward(self, mul):
-            return mul * 2
-
-    ep = torch.export.export(CollidingInputs(), (torch.randn(3),))
+    """
+) + "\n" + inspect.getsource(MulInput) + textwrap.dedent(
+    """
+    ep = torch.export.export(MulInput(), (torch.randn(3),))
     g = ep.graph
     x = next(n for n in g.nodes if n.op == "placeholder")
     with g.inserting_before(list(g.nodes)[-1]):  # the output node

@@ -27,18 +27,12 @@ from typing import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from consumer_models import Named
 
-from conftest import import_or_skip, lint_all
+from consumer_models import Named
+from helpers import import_or_skip, lint_all
 
 import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
 
-from conftest_executorch import (  # noqa: E402
-    delegated_nodes,
-    htp_specs,
-    qnn_manager,  # noqa: E402,F401 - fixture
-    top_level_nodes,
-)
 from executorch.backends.qualcomm import _passes as qnn_passes  # noqa: E402
 from executorch.backends.qualcomm._passes.backends.gpu import QnnGpuPassManager  # noqa: E402
 from executorch.backends.qualcomm._passes.backends.htp import QnnHtpPassManager  # noqa: E402
@@ -50,6 +44,13 @@ from executorch.exir.program._program import lift_constant_tensor_pass  # noqa: 
 import torch_export_names  # noqa: E402
 from torch_export_names._cases import CASES  # noqa: E402
 from torch_export_names.passes import _graph_modules  # noqa: E402
+
+from executorch_helpers import (  # noqa: E402
+    delegated_nodes,
+    htp_specs,
+    qnn_manager,  # noqa: E402,F401 - fixture
+    top_level_nodes,
+)
 
 CASE = {c.name: c for c in CASES}
 REDEFINED = "Node redefined name"

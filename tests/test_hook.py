@@ -18,26 +18,11 @@ import torch_export_names.passes
 from torch_export_names import find_unrecorded_names, install, installed, is_installed, uninstall
 from torch_export_names.passes import _graph_modules
 
-from conftest import CondT1Input, add_named_node, lint_all, torch_api
+from helpers import add_named_node, lint_all, torch_api
+from models import CollidingInputs, CondMulInput, CondT1Input
 
 ORIGINAL_INIT = ExportedProgram.__dict__["__init__"]
-
-
-class CollidingInputs(torch.nn.Module):
-    """Inputs ``mul`` and ``cat`` make torch.export rename the model's ops to mul_1, cat_1."""
-
-    def forward(self, mul, cat):
-        return torch.cat([mul * 2, cat])
-
-
 ARGS = (torch.randn(2, 3), torch.randn(2, 3))
-
-
-class CondMulInput(torch.nn.Module):
-    """torch names the branch's ops mul_1, mul_2 after the operand ``mul``, unrecorded."""
-
-    def forward(self, x, mul):
-        return torch.cond(x.sum() > 0, lambda a, b: a * b * 2, lambda a, b: a - b, (x, mul))
 
 
 def _saved_and_loaded():

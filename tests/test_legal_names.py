@@ -24,7 +24,7 @@ from torch_export_names import (
 )
 from torch_export_names._torch_compat import forward_arg_names
 
-from conftest import lint_all, skip_fixed_torch
+from helpers import lint_all, skip_fixed_torch
 
 
 def model_with_inputs(*names: str, body: str) -> torch.nn.Module:

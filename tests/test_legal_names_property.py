@@ -28,7 +28,7 @@ from torch_export_names import (
 from torch_export_names.hook import suspended
 from torch_export_names.passes import _graph_modules
 
-from conftest import lint_all, torch_has
+from helpers import lint_all, torch_has
 
 try:
     _illegal_names = _fx_namespace.illegal_names()  # torch's table, or built from its sources

@@ -14,7 +14,7 @@ from torch_export_names import (
     repair,
 )
 
-from conftest import (
+from helpers import (
     add_named_node,
     lint_all,
     needs_autocast_hop,

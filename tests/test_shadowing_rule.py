@@ -27,7 +27,7 @@ import torch
 from torch_export_names import _fx_namespace, find_illegal_names, repair
 from torch_export_names._torch_compat import forward_arg_names
 
-from conftest import lint_all
+from helpers import lint_all
 
 
 def _illegal_names() -> list[str]:

@@ -1,5 +1,6 @@
 """`python -m torch_export_names run ...` and TORCH_EXPORT_NAMES=1 cover unchanged user code."""
 
+import inspect
 import os
 import subprocess
 import sys
@@ -12,16 +13,16 @@ import pytest
 
 from torch_export_names._bootstrap import ENV_VAR
 
+from models import CollidingInputs
+
 USER_CODE = textwrap.dedent(
     """
     import sys
     import torch
     from torch.export import export
-
-    class CollidingInputs(torch.nn.Module):
-        def forward(self, mul, cat):
-            return torch.cat([mul * 2, cat])
-
+    """
+) + "\n" + inspect.getsource(CollidingInputs) + textwrap.dedent(
+    """
     ep = export(CollidingInputs(), (torch.randn(2, 3), torch.randn(2, 3)))
     g = ep.graph
     x = next(n for n in g.nodes if n.op == "placeholder")
