@@ -25,3 +25,43 @@ def _fresh_warn_once():
     yield
     _warnings._warned.clear()
     _warnings._warned.update(saved)
+
+
+# --- slow tests: deselected unless --slow (CI passes it: the README's test command) ----------
+
+SLOW_HINT = "run with --slow to include them (CI does)"
+_SLOW_DESELECTED = pytest.StashKey[int]()
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--slow", action="store_true", default=False,
+        help="also run the tests marked slow (a minute or more each); CI runs them",
+    )
+
+
+def _slow_selected(config) -> bool:
+    """--slow, or a -m expression that names the marker (``-m slow``, ``-m "not slow"``)."""
+    return config.getoption("--slow") or "slow" in (config.getoption("markexpr") or "")
+
+
+def pytest_report_header(config):
+    if not _slow_selected(config):
+        return f"slow tests: deselected; {SLOW_HINT}"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    if _slow_selected(config):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+        config.hook.pytest_deselected(items=slow)
+    config.stash[_SLOW_DESELECTED] = len(slow)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    count = config.stash.get(_SLOW_DESELECTED, 0)
+    if count:
+        terminalreporter.write_line(f"{count} slow tests deselected; {SLOW_HINT}", yellow=True)
