@@ -64,4 +64,5 @@ def pytest_collection_modifyitems(config, items):
 def pytest_terminal_summary(terminalreporter, config):
     count = config.stash.get(_SLOW_DESELECTED, 0)
     if count:
-        terminalreporter.write_line(f"{count} slow tests deselected; {SLOW_HINT}", yellow=True)
+        tests = "test" if count == 1 else "tests"
+        terminalreporter.write_line(f"{count} slow {tests} deselected; {SLOW_HINT}", yellow=True)
