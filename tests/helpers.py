@@ -75,27 +75,76 @@ def submodule(ep, path: str) -> torch.fx.GraphModule:
     return ep.graph_module.get_submodule(path)
 
 
-def skip_fixed_torch(what: str):
-    """Skip: this torch no longer shows the behaviour the test needs (pytorch/pytorch#202927)."""
+# --- the bug, reproduced or not --------------------------------------------------------------
+
+# Every torch release from 2.4 to 2.15 leaves export names unrecorded (pytorch/pytorch#202927; the
+# README's "Supported torch versions" table, written by scripts/matrix.sh, checks each). A test
+# that reproduces the bug before checking the repair fails on these when the bug does not show:
+# the test no longer sets it up. On a later release it skips instead (fixed upstream, perhaps).
+AFFECTED_RELEASES = ((2, 4), (2, 15))
+
+
+def torch_release(version: str | None = None) -> tuple[int, int]:
+    """``(major, minor)`` of this torch (or of ``version``): ``(2, 13)`` for ``2.13.0+cpu``."""
+    major, minor = (version or torch.__version__).split("+")[0].split(".")[:2]
+    return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+
+
+def torch_known_affected(version: str | None = None) -> bool:
+    """Whether this torch is a release known to leave names unrecorded (by version, not by trying)."""
+    low, high = AFFECTED_RELEASES
+    return low <= torch_release(version) <= high
+
+
+def not_reproduced(what: str):
+    """The bug did not show (``torch <version> <what>``): fail on a release known to be affected,
+    where the test no longer sets up what it checks; skip on a later one (pytorch/pytorch#202927
+    fixed there, or the collision is gone)."""
+    message = f"torch {torch.__version__} {what}"
+    if torch_known_affected():
+        low, high = (".".join(map(str, r)) for r in AFFECTED_RELEASES)
+        pytest.fail(
+            f"{message}, but torch {low} - {high} are affected (pytorch/pytorch#202927): the test no "
+            "longer reproduces the bug it guards (a patched torch shows this too)",
+            pytrace=False,
+        )
     pytest.skip(
-        f"torch {torch.__version__} {what}, so there is nothing to repair here "
+        f"{message}, so there is nothing to repair here "
         "(pytorch/pytorch#202927 fixed, or the collision is gone)"
     )
 
 
 def require_unrecorded(obj, *names: str) -> list[str]:
-    """The unrecorded names of ``obj``; skip unless ``names`` are among them."""
+    """The unrecorded names of ``obj``; ``not_reproduced`` unless ``names`` are among them."""
     from torch_export_names import find_unrecorded_names
 
     unrecorded = find_unrecorded_names(obj)
     missing = [n for n in names if n not in unrecorded]
     if missing or not unrecorded:
-        skip_fixed_torch(f"records {', '.join(missing) or 'every name'} after export")
+        not_reproduced(f"records {', '.join(missing) or 'every name'} after export")
     return unrecorded
 
 
 def require_default_placeholder_names(gm: torch.fx.GraphModule) -> None:
-    """Skip unless torch left ``gm``'s placeholders as ``arg0_1``, ``arg1_1``, ..."""
+    """``not_reproduced`` unless torch left ``gm``'s placeholders as ``arg0_1``, ``arg1_1``, ..."""
     names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
     if not all(n.startswith("arg") for n in names):
-        skip_fixed_torch(f"already names these subgraph placeholders {names}")
+        not_reproduced(f"already names these subgraph placeholders {names}")
+
+
+def is_pinned(distribution: str) -> bool:
+    """Whether the installed ``distribution`` is the version constraints.txt pins (what CI runs).
+
+    The consumer tests skip where an older ExecuTorch's consumer behaves differently; on the pinned
+    one they fail instead, as nothing there excuses it.
+    """
+    import importlib.metadata
+    import re
+    from pathlib import Path
+
+    constraints = (Path(__file__).resolve().parents[1] / "constraints.txt").read_text()
+    pin = re.search(rf"^{re.escape(distribution)}==(\S+)$", constraints, re.M)
+    try:
+        return pin is not None and importlib.metadata.version(distribution) == pin.group(1)
+    except importlib.metadata.PackageNotFoundError:
+        return False
