@@ -19,6 +19,9 @@ from torch_export_names import find_unrecorded_names, repair
 
 from helpers import import_or_skip, not_reproduced
 
+# Select them alone with -m benchmark_smoke, leave them out with -m 'not benchmark_smoke'.
+pytestmark = pytest.mark.benchmark_smoke
+
 
 class MulThenCondMulInput(torch.nn.Module):
     """A ``mul`` input next to a ``mul`` op, and a cond: names unrecorded at top level and nested."""

@@ -149,6 +149,7 @@ def _hops_in(ep) -> set[str]:
     }
 
 
+@pytest.mark.slow  # 120 programs: 237 s on this 2-core machine under load
 @pytest.mark.filterwarnings("ignore::torch_export_names.TorchExportNamesWarning")  # the renames, by design
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(), st.randoms(use_true_random=False))
