@@ -6,6 +6,22 @@ from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
 PTH = "torch_export_names.pth"
+
+
+def _pth_line() -> str:
+    """torch_export_names._bootstrap.pth_line(), the one source of the .pth (imports no torch)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_export_names", "_bootstrap.py")
+    spec = importlib.util.spec_from_file_location("_torch_export_names_bootstrap", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.pth_line()
+
+
+def _write_pth(directory: str) -> None:
+    with open(os.path.join(directory, PTH), "w", encoding="utf-8") as f:
+        f.write(_pth_line())
 # The one version source: torch_export_names.__version__ (read, not imported: no torch at build time).
 with open(os.path.join("torch_export_names", "__init__.py"), encoding="utf-8") as f:
     VERSION = re.search(r'^__version__ = "([^"]+)"$', f.read(), re.M).group(1)
@@ -16,13 +32,8 @@ class build_py_with_pth(build_py):
 
     def run(self):
         super().run()
-        self.copy_file(PTH, os.path.join(self.build_lib, PTH))
-        # The torch patches and their release hashes, for `python -m torch_export_names.patches`.
-        data = os.path.join(self.build_lib, "torch_export_names", "patches", "data")
-        self.mkpath(data)
-        for name in sorted(os.listdir("patches")):
-            if name.endswith((".patch", ".sha256")):
-                self.copy_file(os.path.join("patches", name), os.path.join(data, name))
+        self.mkpath(self.build_lib)
+        _write_pth(self.build_lib)
 
 
 
@@ -35,7 +46,7 @@ class editable_wheel_with_pth(editable_wheel):
 
     def _install_namespaces(self, installation_dir, pth_prefix):
         super()._install_namespaces(installation_dir, pth_prefix)
-        self.copy_file(PTH, os.path.join(installation_dir, PTH))
+        _write_pth(installation_dir)
 
 
 setup(
@@ -50,7 +61,12 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     packages=find_packages(include=["torch_export_names", "torch_export_names.*"]),
-    package_data={"torch_export_names": ["py.typed"]},
+    # torch_export_names/_torch_patch/data is a link to the repository's patches/: the wheel
+    # copies the patches and their release hashes there, and a checkout reads them through it.
+    package_data={
+        "torch_export_names": ["py.typed"],
+        "torch_export_names._torch_patch": ["data/torch-*.patch", "data/torch-*.sha256"],
+    },
     # Every torch from 2.4 (the first with placeholder_naming_pass, which assigns the names)
     # works; a lower bound only, so installing beside a pinned torch never replaces it.
     install_requires=["torch>=2.4"],

@@ -1,6 +1,6 @@
 """Hugging Face architectures, exported the way transformers' ExecuTorch integration exports them.
 
-    python -m benchmarks.hf                 # real layer counts, reduced widths (see SMALL)
+    python -m benchmarks.hf                 # real layer counts, reduced widths (models.SMALL)
     python -m benchmarks.hf --full          # real layer counts and real widths
     python -m benchmarks.hf --lowering      # also export -> XNNPACK lowering, hook on and off
     python -m benchmarks.hf --no-instructions   # skip the instruction counts (callgrind)
@@ -33,78 +33,12 @@ from pathlib import Path
 import torch
 
 from benchmarks import env, instructions, llama, methods, targets
+from benchmarks.common import error_line
+from benchmarks.models import ARCHITECTURES
+from benchmarks.models import build_hf as build
+from benchmarks.models import export_hf as export
 from benchmarks.timing import fmt_time, loadavg, run_interleaved, summarize
 from torch_export_names import find_unrecorded_names, repair
-
-# Real sizes, from each model's published configuration.
-ARCHITECTURES = {
-    "Llama 3.2 1B": ("LlamaConfig", dict(
-        num_hidden_layers=16, hidden_size=2048, intermediate_size=8192, num_attention_heads=32,
-        num_key_value_heads=8, head_dim=64, vocab_size=128256, tie_word_embeddings=True,
-        rope_theta=500000.0, max_position_embeddings=131072,
-        rope_scaling={"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
-                      "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
-    )),
-    "Qwen3 0.6B": ("Qwen3Config", dict(
-        num_hidden_layers=28, hidden_size=1024, intermediate_size=3072, num_attention_heads=16,
-        num_key_value_heads=8, head_dim=128, vocab_size=151936, tie_word_embeddings=True,
-        max_position_embeddings=40960,
-    )),
-    "Gemma 3 1B": ("Gemma3TextConfig", dict(
-        num_hidden_layers=26, hidden_size=1152, intermediate_size=6912, num_attention_heads=4,
-        num_key_value_heads=1, head_dim=256, vocab_size=262144, sliding_window=512,
-        max_position_embeddings=32768,
-    )),
-    # A mixture-of-experts model small enough to build with real widths in 24 GB:
-    # IBM Granite 3.0 1B-A400M (32 experts, 8 per token).
-    "Granite 3.0 1B-A400M (MoE)": ("GraniteMoeConfig", dict(
-        num_hidden_layers=24, hidden_size=1024, intermediate_size=512, num_attention_heads=16,
-        num_key_value_heads=8, vocab_size=49155, num_local_experts=32, num_experts_per_tok=8,
-        tie_word_embeddings=True, max_position_embeddings=4096,
-    )),
-}
-
-# The default run keeps every layer count and graph shape but shrinks widths, so
-# four models build and export in a few minutes on 2 cores.
-SMALL = dict(hidden_size=256, intermediate_size=512, num_attention_heads=4, head_dim=64, vocab_size=4096)
-MAX_CACHE_LEN = 128
-
-
-def build(name: str, *, full: bool, layers: int | None = None):
-    """The model ``name`` with random weights; ``layers`` overrides the real depth (quick checks)."""
-    import transformers
-
-    cls_name, real = ARCHITECTURES[name]
-    kwargs = dict(real)
-    if layers is not None:
-        kwargs["num_hidden_layers"] = layers
-    if not full:
-        kwargs.update(SMALL)
-        kwargs["num_key_value_heads"] = min(real["num_key_value_heads"], 2)
-        kwargs["max_position_embeddings"] = 4 * MAX_CACHE_LEN
-        if "rope_scaling" in kwargs:
-            scaling = dict(kwargs["rope_scaling"], original_max_position_embeddings=MAX_CACHE_LEN)
-            kwargs["rope_scaling"] = scaling
-        if "sliding_window" in kwargs:
-            kwargs["sliding_window"] = MAX_CACHE_LEN // 2
-    config = getattr(transformers, cls_name)(**kwargs)
-    config.use_cache = True
-    torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(config).eval()
-    generation = model.generation_config
-    generation.use_cache = True
-    generation.cache_implementation = "static"
-    generation.cache_config = {"batch_size": 1, "max_cache_len": MAX_CACHE_LEN}
-    return model
-
-
-def export(model) -> torch.export.ExportedProgram:
-    """What ``optimum-executorch`` does: the integration's wrapper, one token, its export()."""
-    from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM
-
-    wrapper = TorchExportableModuleForDecoderOnlyLM(model, batch_size=1, max_cache_len=MAX_CACHE_LEN)
-    ids = torch.zeros((1, 1), dtype=torch.long)
-    return wrapper.export(input_ids=ids, cache_position=torch.tensor([0], dtype=torch.long))
 
 
 def lower_xnnpack(model) -> float:
@@ -154,7 +88,7 @@ def _lowering(model, pairs: int) -> dict:
                 with hook(on=on) as meter:
                     samples[on].append(lower_xnnpack(model))
             except Exception as e:  # noqa: BLE001 - reported in the table, with the hook state
-                return {"lowering_error": f"hook {'on' if on else 'off'}: {_error_line(e)}"}
+                return {"lowering_error": f"hook {'on' if on else 'off'}: {error_line(e)}"}
             if on:
                 in_hook.append(meter.seconds)
                 programs.append(meter.calls)
@@ -169,12 +103,6 @@ def _lowering(model, pairs: int) -> dict:
         "lowering_hook_programs": statistics.median(programs),
         **{f"lowering_{k}": v for k, v in llama.noise_verdict(off, on_).items()},
     }
-
-
-def _error_line(e: BaseException) -> str:
-    """``Type: first line with text`` (ExecuTorch's SpecViolationError starts with an empty one)."""
-    first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
-    return f"{type(e).__name__}: {first[:200]}"
 
 
 def _instructions_cell(r: dict) -> str:
@@ -287,7 +215,7 @@ def main(argv=None) -> int:
         try:
             rows.append(measure(name, full=args.full, reps=args.reps, lowering_reps=args.lowering))
         except Exception as e:  # noqa: BLE001 - reported in the table
-            rows.append({"model": name, "error": _error_line(e)})
+            rows.append({"model": name, "error": error_line(e)})
         # A model and its exported programs hold reference cycles: free them before the next
         # model is built. (The --full run killed for memory needed _return_freed_memory as well:
         # a model was collected, but glibc kept its freed memory.)

@@ -39,6 +39,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # python benchmarks/instructions.py: import from the repository root
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
+from benchmarks.common import int_list_or_none  # noqa: E402 (after the sys.path line)
+
 DEFAULT_LAYERS = [1, 4, 16]
 DEFAULT_SYNTHETIC = [10_000, 100_000]
 DEFAULT_REPS = 2
@@ -107,7 +109,7 @@ def measure(
 ) -> dict:
     """Instructions per call of each method, and the ratios; ``available: False`` and why if not measured.
 
-    ``hf_models``: names from ``benchmarks.hf.ARCHITECTURES``, built and exported as
+    ``hf_models``: names from ``benchmarks.models.ARCHITECTURES``, built and exported as
     ``benchmarks.hf`` does (real widths with ``hf_full_width``, ``hf_layers`` instead of the
     real depth if given); a model that fails to build or export is reported in
     ``result["hf"]`` with its error.
@@ -312,9 +314,9 @@ def _child(helper: str, layers: list[int], sizes: list[int], reps: int, hf_spec:
         try:
             cases.append(_hf_case(f"hf{i}", name, meta, hf_spec.get("layers")))
         except Exception as e:  # noqa: BLE001 - reported in the result
-            from benchmarks.hf import _error_line
+            from benchmarks.common import error_line
 
-            hf_errors.append({"meta": meta, "error": _error_line(e)})
+            hf_errors.append({"meta": meta, "error": error_line(e)})
     gc.collect()
     gc.freeze()  # what exists now lives to the end: keep the collections before each call small
     lib.ten_start()  # from here on every instruction is simulated; counting stays off
@@ -328,9 +330,10 @@ def _child(helper: str, layers: list[int], sizes: list[int], reps: int, hf_spec:
 
 def _hf_case(key: str, name: str, meta: dict, layers: int | None):
     """The case of one Hugging Face architecture, exported as ``benchmarks.hf`` exports it."""
-    from benchmarks import hf, methods
+    from benchmarks import methods
+    from benchmarks.models import build_hf, export_hf
 
-    ep = hf.export(hf.build(name, full=meta["full_width"], layers=layers))
+    ep = export_hf(build_hf(name, full=meta["full_width"], layers=layers))
     top, total, graphs = methods.node_counts(ep)
     meta.update(nodes_top=top, nodes_total=total, graphs=graphs)
     reset = methods.Unrepaired(ep)
@@ -362,18 +365,14 @@ def _run_case(lib, case, reps: int, noop) -> None:
         lib.ten_dump(f"{key}:{method}".encode())
 
 
-def _int_list(text: str) -> list[int]:
-    return [int(x.replace("_", "")) for x in text.split(",") if x.strip() and int(x.replace("_", ""))]
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m benchmarks.instructions", description=__doc__.split("\n\n")[0]
     )
-    p.add_argument("--layers", type=_int_list, default=DEFAULT_LAYERS, help=f"default {DEFAULT_LAYERS}")
-    p.add_argument(
-        "--synthetic-sizes", type=_int_list, default=DEFAULT_SYNTHETIC, help=f"default {DEFAULT_SYNTHETIC}"
-    )
+    p.add_argument("--layers", type=int_list_or_none, default=DEFAULT_LAYERS,
+                   help=f"default {DEFAULT_LAYERS}; 0 for none")
+    p.add_argument("--synthetic-sizes", type=int_list_or_none, default=DEFAULT_SYNTHETIC,
+                   help=f"default {DEFAULT_SYNTHETIC}; 0 for none")
     p.add_argument(
         "--reps", type=int, default=DEFAULT_REPS, help=f"counted calls per method (default {DEFAULT_REPS})"
     )
@@ -403,7 +402,7 @@ def main(argv=None) -> int:
 
 
 def _hf_names() -> list[str]:
-    from benchmarks.hf import ARCHITECTURES
+    from benchmarks.models import ARCHITECTURES
 
     return list(ARCHITECTURES)
 

@@ -32,6 +32,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # python benchmarks/lowering.py: import from the repository root
     sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
+from benchmarks.common import int_list  # noqa: E402 (after the sys.path line)
+
 DEFAULT = {
     "layers": [1, 2, 4, 8, 16],
     "e2e_layers": [1],
@@ -52,39 +54,29 @@ FULL = {
 }
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return values
-
-
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     p.add_argument("--full", action="store_true", help="larger sweep (layers up to 256, e2e up to 16 layers)")
-    p.add_argument("--layers", type=_int_list, help=f"Llama layer counts (default {DEFAULT['layers']})")
+    p.add_argument("--layers", type=int_list, help=f"Llama layer counts (default {DEFAULT['layers']})")
     p.add_argument(
         "--e2e-layers",
-        type=_int_list,
+        type=int_list,
         help=f"layer counts for end-to-end runs (default {DEFAULT['e2e_layers']})",
     )
     p.add_argument(
         "--htp-layers",
-        type=_int_list,
+        type=int_list,
         help=f"layer counts for QNN partitioning (default {DEFAULT['htp_layers']})",
     )
-    p.add_argument("--synthetic-sizes", type=_int_list, help="synthetic graph sizes in nodes")
+    p.add_argument("--synthetic-sizes", type=int_list, help="synthetic graph sizes in nodes")
     p.add_argument(
         "--instr-layers",
-        type=_int_list,
+        type=int_list,
         help=f"layer counts for instruction counts under callgrind (default {DEFAULT['instr_layers']})",
     )
     p.add_argument(
         "--instr-synthetic-sizes",
-        type=_int_list,
+        type=int_list,
         help=f"synthetic sizes for instruction counts (default {DEFAULT['instr_synthetic_sizes']})",
     )
     p.add_argument(
@@ -233,8 +225,9 @@ def main(argv=None) -> int:
             "reserve_node_names, propagate_subgraph_names, repair); the deepcopy rebuild before them, "
             "in its own repetitions (it recompiles the module, which slows the calls after it); "
             "end-to-end hook off/on alternate, first of each pair swapped",
-            "reset_between_reps": "torch_export_names._fx_namespace.snapshot/restore of the just-exported "
-            "names, untimed (repair is idempotent)",
+            "reset_between_reps": "the just-exported names and "
+            "torch_export_names._fx_namespace.namespace_state, "
+            "put back untimed (repair is idempotent)",
         },
         "environment": environment(),
     }

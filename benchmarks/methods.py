@@ -74,16 +74,16 @@ METHODS: dict[str, Callable[[object], object]] = {
 class Unrepaired:
     """Puts the graphs of a program back to their names as they were when this was created.
 
-    Uses ``torch_export_names._fx_namespace.snapshot``/``restore`` (the package's
-    one module for private state), with two adjustments that depend on the
-    layout of a snapshot, ``(nodes, names, targets, *name-space containers)``:
+    Keeps every node's name and target, and copies of the name space's containers
+    from ``torch_export_names._fx_namespace.namespace_state`` (the package's one
+    module for private state), which ``restore_namespace`` puts back:
 
-    - ``restore`` hands the snapshot's containers to the graph (a later
+    - ``restore_namespace`` hands the containers to the graph (a later
       ``record`` mutates them), so each reset restores fresh copies of them;
-    - ``restore`` reassigns every node's name and target, and each assignment
-      updates the graph's node lookup table (about 6 s per million nodes);
-      when no node's name or target changed (``repair`` renames HOP subgraph
-      placeholders only) only the name space is restored.
+    - reassigning every node's name and target updates the graph's node lookup
+      table (about 6 s per million nodes); when no node's name or target
+      changed (``repair`` renames HOP subgraph placeholders only) only the name
+      space is restored.
 
     A graph that ``deepcopy_rebuild`` replaced is put back first (the setter
     recompiles). All of this runs outside the timed region.
@@ -94,17 +94,26 @@ class Unrepaired:
             entries = [(None, obj)]
         else:
             entries = [(m, m.graph) for m in graph_modules(obj)]
-        self._entries = [(module, graph, _fx_namespace.snapshot(graph)) for module, graph in entries]
+        self._entries = [
+            (module, graph, list(graph.nodes), _fx_namespace.namespace_state(graph))
+            for module, graph in entries
+        ]
+        self._names = [
+            ([n.name for n in nodes], [n.target for n in nodes]) for _, _, nodes, _ in self._entries
+        ]
 
     def reset(self) -> None:
-        for module, graph, snap in self._entries:
+        for (module, graph, nodes, (used, obj_to_name, base_count)), (names, targets) in zip(
+            self._entries, self._names
+        ):
             if module is not None and module.graph is not graph:
                 module.graph = graph
-            nodes, names, targets, used, obj_to_name, base_count = snap
             unchanged = len(graph.nodes) == len(nodes) and all(
                 n.name == name and n.target is target for n, name, target in zip(nodes, names, targets)
             )
-            per_node = ((), (), ()) if unchanged else (nodes, names, targets)
-            _fx_namespace.restore(graph, (*per_node, set(used), dict(obj_to_name), dict(base_count)))
+            if not unchanged:
+                for node, name, target in zip(nodes, names, targets):
+                    node.name, node.target = name, target
+            _fx_namespace.restore_namespace(graph, (set(used), dict(obj_to_name), dict(base_count)), [])
             if module is not None and not unchanged:
                 module.recompile()

@@ -15,7 +15,7 @@ patches/test_export_node_names.py as test/export/test_export_node_names.py,
 commits with MESSAGE, and writes ``git format-patch`` output. Author and dates
 are fixed, so the same inputs give byte-identical patches. The .sha256 file
 lists the pristine files in ``sha256sum`` format, relative to site-packages
-(``sha256sum -c`` works from there); ``python -m torch_export_names.patches
+(``sha256sum -c`` works from there); ``torch-export-names patch
 apply`` refuses files that do not match it.
 
 A maintainer's tool, not part of the installed package: it needs the pristine

@@ -3,7 +3,7 @@
 # release of each minor), a new virtual environment with that torch, this package
 # installed beside it the way a user would (`pip install ".[test]"`, which must keep
 # their torch), the ExecuTorch release that pairs with it where one installs, the full
-# test suite and the patch harness. Writes docs/compatibility.md and the README's table.
+# test suite and the patch harness. Writes docs/compatibility.md.
 #
 #   scripts/matrix.sh [VERSION ...]        (default: all twelve, see VERSIONS below)
 #
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 VERSIONS=(2.4.1 2.5.1 2.6.0 2.7.1 2.8.0 2.9.1 2.10.0 2.11.0 2.12.1 2.13.0 2.14.1 2.15.0)
-# The ExecuTorch release that pins each torch (docs/matrix-survey.md; from each wheel's
+# The ExecuTorch release that pins each torch (from each wheel's
 # metadata). 0.3.0, 0.4.0 and 0.6.0 pin torch 2.4.0, 2.5.0 and 2.7.0 exactly, so none
 # installs beside 2.4.1, 2.5.1 or 2.7.1: those rows run without ExecuTorch.
 declare -A EXECUTORCH=(
@@ -94,7 +94,7 @@ EOF
   (cd "$repo" && "$venv/bin/python" -m pytest tests -q -p no:cacheprovider -rs \
       --deselect tests/test_editable_install.py --junitxml="$res/junit.xml") > "$res/pytest.log" 2>&1
   echo $(( $(date +%s) - t0 )) > "$res/test-seconds"
-  (cd "$dir" && "$venv/bin/python" -m torch_export_names.patches verify --json) \
+  (cd "$dir" && "$venv/bin/python" -m torch_export_names patch verify --json) \
       > "$res/verify.json" 2> "$res/verify.log"
   (cd "$dir" && "$venv/bin/python" -m torch_export_names doctor) > "$res/doctor.txt" 2>&1
   [ "${MATRIX_KEEP:-0}" = 1 ] || rm -rf "$venv"
@@ -109,4 +109,4 @@ done
 wait
 
 minutes=$(( ($(date +%s) - started + 59) / 60 ))
-python3 scripts/matrix_report.py "$dir/results" "$out" README.md "$minutes" "${versions[@]}"
+python3 scripts/matrix_report.py "$dir/results" "$out" "$minutes" "${versions[@]}"

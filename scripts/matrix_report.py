@@ -1,6 +1,6 @@
-"""Write docs/compatibility.md (and the README's table) from what scripts/matrix.sh recorded.
+"""Write docs/compatibility.md from what scripts/matrix.sh recorded.
 
-    python scripts/matrix_report.py RESULTS OUT README MINUTES VERSION...
+    python scripts/matrix_report.py RESULTS OUT MINUTES VERSION...
 
 MATRIX_NOTE, if set, is printed under the header (e.g. which rows were re-run, and why).
 
@@ -20,8 +20,29 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-README_START = "<!-- matrix:start (scripts/matrix.sh writes this table) -->"
-README_END = "<!-- matrix:end -->"
+# What every run shows and the table does not say (written under it).
+NOTES = [
+    '## Notes',
+    '',
+    '- ExecuTorch: each row installs the ExecuTorch release that pins its torch. None installs beside',
+    '  2.4.1, 2.5.1 or 2.7.1 (0.3.0, 0.4.0 and 0.6.0 pin 2.4.0, 2.5.0 and 2.7.0 exactly), so those',
+    '  rows run without it. Older ExecuTorch releases lack the Qualcomm API the HTP adapter extends',
+    '  (`torch_export_names.executorch` supports ExecuTorch 1.5.x and raises an `ImportError` naming',
+    '  that on others); 0.5.0 and 0.7.0 ship the Qualcomm backend without its compiled Python module, and',
+    "  1.0.1 - 1.3.1's tries to download the QNN SDK when imported (no network here): the Qualcomm cases",
+    '  and tests skip, naming the error. The consumers those releases have (exir passes, SDPA',
+    '  decomposition, Cadence, ...) run; those they lack skip, named.',
+    '- Torch bugs the suite works around, all present without this package: 2.4-2.7 trace a',
+    '  `while_loop` over `(y, y)` with one input read twice (with a negative random input such a',
+    '  program never ends, so the test uses a positive one); 2.8 refuses it (aliasing); 2.4-2.6',
+    '  `while_loop` programs can differ from eager; 2.5.1 cannot run an autocast region after a',
+    '  `no_grad` region (`forward() missing 1 required positional argument`), which the property test',
+    "  rejects as stock torch does. On 2.6 `scan`'s arguments are laid out differently: its subgraph",
+    "  placeholders keep torch's names (one warning); names are still recorded and legal.",
+    '- CI (`.ci/run`) runs the suite on torch 2.13.0 with ExecuTorch 1.5.1 and on the oldest supported',
+    '  release, torch 2.4.1, installed first with the package beside it.',
+    '',
+]
 
 
 def _read(path: Path) -> str:
@@ -86,7 +107,7 @@ def _patch(res: Path, details: dict, v: str) -> tuple[str, bool]:
 
 
 def main(argv: list[str]) -> int:
-    results, out, readme, minutes, versions = Path(argv[0]), Path(argv[1]), Path(argv[2]), argv[3], argv[4:]
+    results, out, minutes, versions = Path(argv[0]), Path(argv[1]), argv[2], argv[3:]
     rows, details, failing, skip_rows, failed = [], {}, [], {}, False
     for v in versions:
         res = results / v
@@ -126,7 +147,7 @@ def main(argv: list[str]) -> int:
         "`pip install torch==V`, then `pip install \".[test]\"` (the package beside it, as a user",
         "installs it: it must keep that torch), the ExecuTorch release that pins that torch where",
         "one installs on Python 3.11, the full suite (`python -m pytest tests`) and the patch",
-        "harness (`python -m torch_export_names.patches verify`). Each venv was deleted after its row.",
+        "harness (`torch-export-names patch verify`). Each venv was deleted after its row.",
         *([os.environ["MATRIX_NOTE"]] if os.environ.get("MATRIX_NOTE") else []),
         "",
         *table,
@@ -140,6 +161,7 @@ def main(argv: list[str]) -> int:
         "carries (a check whose entry point or HOP the release lacks is skipped); \"on stock",
         "torch\" is the same run without the patch, where every case and test must fail.",
         "",
+        *NOTES,
         "## Skipped tests, by reason",
         "",
         "| reason | " + " | ".join(versions) + " |",
@@ -164,13 +186,6 @@ def main(argv: list[str]) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines))
     print(f"wrote {out}")
-
-    text = readme.read_text()
-    if README_START in text and README_END in text:
-        head, rest = text.split(README_START, 1)
-        _, tail = rest.split(README_END, 1)
-        readme.write_text(head + README_START + "\n" + "\n".join(table) + "\n" + README_END + tail)
-        print(f"wrote the table into {readme}")
     return 1 if failed else 0
 
 

@@ -45,7 +45,7 @@ def test_importing_the_module_patches_nothing_and_imports_no_torch():
         "assert not a.is_active()\n"
         "import torch.fx\n"
         "methods = [torch.fx.Graph.__dict__[n] for n in a.PATCHED]\n"
-        "assert not any(hasattr(m, '_torch_export_names_original') for m in methods)\n"
+        "assert not any(hasattr(m, '__torch_export_names_patch__') for m in methods)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
@@ -248,7 +248,7 @@ def test_cli_audit_with_hook_finds_nothing_at_risk(tmp_path):
     (tmp_path / "prog.py").write_text(PROGRAM)
     r = _cli("--audit", "prog.py", cwd=tmp_path)
     assert r.returncode == 3, r.stderr
-    assert "on at end): 0 at-risk creation(s)" in r.stderr, r.stderr
+    assert "torch-export-names audit (hook on): 0 at-risk creation(s)" in r.stderr, r.stderr
 
 
 def test_cli_json_without_audit_is_a_usage_error(tmp_path):

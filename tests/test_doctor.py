@@ -68,7 +68,7 @@ qnn-autocast: autocast region t_1.t() @ t_1.t().t(), QNN export pipeline
 
 with repair: 7 passed, 0 failed, 0 skipped; all cases that ran pass with repair
 kept out of this report: N lines of output and M warnings from torch and backends while the cases ran (doctor --json has them)
-next: repair your exports, by any one of: call torch_export_names.install() before exporting (or repair(ep) after each export); run your script as `torch-export-names run script.py`; set TORCH_EXPORT_NAMES=1 in its environment; or fix torch itself with `python -m torch_export_names.patches apply`.
+next: repair your exports, by any one of: call torch_export_names.install() before exporting (or repair(ep) after each export); run your script as `torch-export-names run script.py`; set TORCH_EXPORT_NAMES=1 in its environment; or fix torch itself with `torch-export-names patch apply`.
 """,
     )
 
@@ -105,7 +105,7 @@ def _with(report, **changes):
     [
         (dict(affected=True, hook={"active": False, "sources": []}), "call torch_export_names.install()"),
         (dict(affected=True, hook={"active": False, "sources": []}, patch_available=True),
-         "or fix torch itself with `python -m torch_export_names.patches apply`"),
+         "or fix torch itself with `torch-export-names patch apply`"),
         (dict(affected=True, hook={"active": False, "sources": []}, patch_available=False),
          "(no torch patch ships for this release)"),
         (dict(affected=True, hook={"active": True, "sources": ["TORCH_EXPORT_NAMES"]}),

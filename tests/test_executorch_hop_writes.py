@@ -22,7 +22,7 @@ from helpers import import_or_skip, needs_autocast_hop, needs_scan  # noqa: I001
 
 import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
 
-import torch_export_names.passes as passes  # noqa: E402
+import torch_export_names._hops as _hops  # noqa: E402
 from torch_export_names._warnings import TorchExportNamesWarning  # noqa: E402
 from torch_export_names.executorch import (  # noqa: E402
     ConstantAwareQnnPartitioner,
@@ -359,8 +359,8 @@ def test_buffer_passed_to_a_hop_of_unknown_layout_counts_as_runtime(monkeypatch,
     torch release) hides what the subgraph writes: what it reads counts as run time (plain QNN
     behaviour), with a warning."""
     ep = _export_without_writes(ReadUnderNoGrad())
-    monkeypatch.setitem(passes.HOP_SUBGRAPH_OPERANDS, "wrap_with_set_grad_enabled", UNKNOWN_LAYOUTS[layout])
-    with pytest.warns(TorchExportNamesWarning) as caught:  # passes._hop_subgraphs may warn too
+    monkeypatch.setitem(_hops.HOP_SUBGRAPH_OPERANDS, "wrap_with_set_grad_enabled", UNKNOWN_LAYOUTS[layout])
+    with pytest.warns(TorchExportNamesWarning) as caught:  # _hops.hop_subgraphs may warn too
         runtime = runtime_placeholders(ep)
     assert any("wrap_with_set_grad_enabled" in str(w.message) and "counts as run time" in str(w.message)
                for w in caught), [str(w.message) for w in caught]

@@ -14,8 +14,10 @@ from torch.export import export as early_export
 from torch.export.exported_program import ExportedProgram
 
 import torch_export_names
+import torch_export_names._hops
 import torch_export_names.passes
 from torch_export_names import find_unrecorded_names, install, installed, is_installed, uninstall
+from torch_export_names._patching import original_of
 from torch_export_names.passes import _graph_modules
 
 from helpers import add_named_node, lint_all, not_reproduced, torch_api
@@ -125,6 +127,34 @@ def test_uninstall_restores_the_original_object():
     assert ExportedProgram.__dict__["__init__"] is ORIGINAL_INIT
 
 
+def test_uninstall_under_another_wrapper_switches_the_hook_off_and_keeps_theirs():
+    """Another tool wraps ExportedProgram.__init__ after install(): uninstall() must not drop
+    their wrapper; ours stays beneath it, switched off, and goes once theirs is gone."""
+    install()
+    ours = ExportedProgram.__dict__["__init__"]
+    seen = []
+
+    def theirs(self, *args, **kwargs):
+        ours(self, *args, **kwargs)
+        seen.append(self)
+
+    ExportedProgram.__init__ = theirs
+    try:
+        with pytest.warns(torch_export_names.TorchExportNamesWarning, match="was replaced again"):
+            uninstall()
+        assert not is_installed() and ExportedProgram.__dict__["__init__"] is theirs
+        ep = torch.export.export(CollidingInputs(), ARGS)
+        assert seen == [ep]
+        if torch_export_names.is_affected():  # else there is nothing a live hook would change
+            assert find_unrecorded_names(ep), "the switched-off hook still repaired the program"
+    finally:
+        ExportedProgram.__init__ = ours  # they take theirs off
+    install()  # our switched-off wrapper is taken out, not wrapped again
+    assert original_of(ExportedProgram.__dict__["__init__"]) is ORIGINAL_INIT
+    uninstall()
+    assert ExportedProgram.__dict__["__init__"] is ORIGINAL_INIT
+
+
 def test_install_twice_and_uninstall_without_install_are_harmless():
     uninstall()
     install()
@@ -147,7 +177,7 @@ def test_nested_installed_blocks_keep_the_outer_one():
 
 def _is_one_wrapper_around_the_original() -> bool:
     init = ExportedProgram.__dict__["__init__"]
-    return getattr(init, "_torch_export_names_original", None) is ORIGINAL_INIT
+    return original_of(init) is ORIGINAL_INIT
 
 
 def test_install_and_installed_blocks_share_one_wrapper():
@@ -289,7 +319,7 @@ def _fail_midway(monkeypatch):
     def boom(graphs):
         raise RuntimeError("injected failure")
 
-    monkeypatch.setattr(torch_export_names.passes, "_propagate", boom)
+    monkeypatch.setattr(torch_export_names._hops, "propagate", boom)
 
 
 def test_failing_repair_leaves_the_program_as_torch_returned_it(monkeypatch, caplog):
@@ -337,13 +367,13 @@ def test_every_reproduction_passes_with_only_install_in_front(case):
 
 def test_hook_leaves_a_program_it_cannot_read_as_torch_built_it(monkeypatch):
     """A torch whose ExportedProgram lacks what the hook reads: export still works, one warning."""
-    import torch_export_names.passes as passes
+    import torch_export_names.hook as hook
     from torch_export_names import TorchExportNamesWarning
 
     def unreadable(ep):
         raise AttributeError("'ModuleCallSignature' object has no attribute 'forward_arg_names'")
 
-    monkeypatch.setattr(passes, "_snapshot_program", unreadable)
+    monkeypatch.setattr(hook, "_snapshot_program", unreadable)
     expected = _as_torch_returned_it(torch.export.export(CollidingInputs(), ARGS))
     with installed(), pytest.warns(TorchExportNamesWarning, match="cannot read this torch's ExportedProgram"):
         ep = torch.export.export(CollidingInputs(), ARGS)

@@ -245,12 +245,12 @@ def test_top_level_forward_arg_names_are_found_when_the_entry_is_not_first():
 
 
 def test_a_failing_repair_puts_the_signature_back(monkeypatch, caplog):
-    import torch_export_names.passes
+    import torch_export_names._signature
 
     def boom(ep):  # after the graph and its signature were renamed
         raise RuntimeError("injected failure")
 
-    monkeypatch.setattr(torch_export_names.passes, "_legalize_forward_arg_names", boom)
+    monkeypatch.setattr(torch_export_names._signature, "legalize_forward_arg_names", boom)
     with installed():
         ep = torch.export.export(MutatesInf(), (X.clone(), X))
     assert "repair failed" in caplog.text

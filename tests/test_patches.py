@@ -17,8 +17,8 @@ import pytest
 import torch
 
 from torch_export_names._cases import CASES
-from torch_export_names.patches import diff, install, store
-from torch_export_names.patches.verify import installed_site, verify
+from torch_export_names._torch_patch import diff, install, store
+from torch_export_names._torch_patch.verify import installed_site, verify
 
 SITE = installed_site()
 try:
@@ -123,7 +123,7 @@ def test_guards_pass_with_and_without_the_patch_and_show_the_same(report):
 
 
 def _report(patched_checks, stock_checks):
-    from torch_export_names.patches.verify import Check, Report, Run
+    from torch_export_names._torch_patch.verify import Check, Report, Run
 
     def run(label, rows):
         return Run(label, {}, tuple(Check(*row) for row in rows))
@@ -187,7 +187,7 @@ def test_apply_warns_that_uninstalling_the_package_does_not_revert_torch(site_co
     out = io.StringIO()
     install.apply(site_copy, out=out)
     assert "`pip uninstall torch-export-names` does not revert torch" in out.getvalue()
-    assert "python -m torch_export_names.patches revert" in out.getvalue()
+    assert "torch-export-names patch revert" in out.getvalue()
 
 
 def test_applied_tells_a_patched_torch_from_a_stock_one(site_copy):
@@ -268,7 +268,7 @@ def test_revert_without_apply_refuses(site_copy):
 def test_cli_apply_and_revert_on_a_target(site_copy):
     def run(*args):
         return subprocess.run(
-            [sys.executable, "-m", "torch_export_names.patches", *args, "--target", str(site_copy)],
+            [sys.executable, "-m", "torch_export_names", "patch", *args, "--target", str(site_copy)],
             capture_output=True, text=True,
         )
 
@@ -357,9 +357,12 @@ def test_build_puts_the_patches_in_the_package(tmp_path, monkeypatch):
         [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path)],
         cwd=repo, check=True, capture_output=True, text=True,
     )
-    data = tmp_path / "torch_export_names" / "patches" / "data"
+    data = tmp_path / "torch_export_names" / "_torch_patch" / "data"
     shipped = sorted(p.name for p in data.iterdir())
     expected = sorted(p.name for p in REPO_PATCHES.iterdir() if p.suffix in (".patch", ".sha256"))
     assert shipped == expected
     monkeypatch.setattr(store, "_PACKAGED", data)
     assert store.data_dir() == data
+    from torch_export_names._bootstrap import pth_line
+
+    assert (tmp_path / "torch_export_names.pth").read_text() == pth_line()

@@ -22,10 +22,10 @@ import torch
 from torch_export_names import (
     TorchExportNamesWarning,
     _fx_namespace,
+    _signature,
     find_illegal_names,
     install,
     installed,
-    passes,
     repair,
     uninstall,
 )
@@ -231,7 +231,7 @@ def test_a_repair_that_is_rolled_back_warns_of_nothing(without_hook, monkeypatch
     def fails(ep):
         raise RuntimeError("injected after the arguments were renamed")
 
-    monkeypatch.setattr(passes, "_reconcile_guards", fails)
+    monkeypatch.setattr(_signature, "reconcile_guards", fails)
     install()
     try:
         with warnings.catch_warnings(record=True) as caught:

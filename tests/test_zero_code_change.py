@@ -98,8 +98,9 @@ EARLY_INSTALL = textwrap.dedent(
     torch_export_names.install()  # imports torch.export, which fires the bootstrap's install too
     from torch.export.exported_program import ExportedProgram
     init = ExportedProgram.__dict__["__init__"]
-    inner = init._torch_export_names_original
-    assert not hasattr(inner, "_torch_export_names_original"), "wrapped twice"
+    from torch_export_names._patching import original_of
+    inner = original_of(init)
+    assert inner is not None and original_of(inner) is None, "wrapped twice"
     torch_export_names.uninstall()
     assert not torch_export_names.is_installed()
     assert ExportedProgram.__dict__["__init__"] is inner, "uninstall() left a wrapper in place"
@@ -145,11 +146,42 @@ def test_env_var_other_values_warn_once_and_leave_the_hook_off():
         assert enabled({ENV_VAR: "maybe"}) is False
 
 
-def test_pth_file_and_bootstrap_agree_on_the_off_spellings():
-    from torch_export_names._bootstrap import FALSE
+def _run_pth(tmp_path, line: str, **env):
+    """Start a Python whose site directory holds ``line`` as torch_export_names.pth, where
+    torch_export_names cannot be imported (-S: not even from this venv)."""
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    (site_dir / "torch_export_names.pth").write_text(line)
+    code = f"import site; site.addsitedir({str(site_dir)!r}); print('started')"
+    return subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, env=_env(**env))
 
-    line = (Path(__file__).parents[1] / "torch_export_names.pth").read_text()
-    assert "not in " + repr(FALSE).replace("'", '"') in line, line
+
+def test_a_broken_install_never_breaks_python_start_up(tmp_path):
+    """The package half-uninstalled (the .pth left behind): Python starts, and one line says why
+    the hook is missing, instead of a traceback."""
+    from torch_export_names._bootstrap import pth_line
+
+    r = _run_pth(tmp_path, pth_line(), **{ENV_VAR: "1"})
+    assert r.returncode == 0 and r.stdout == "started\n", r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stderr.startswith("torch-export-names: TORCH_EXPORT_NAMES is set but the export hook could not "
+                               "be loaded (ModuleNotFoundError"), r.stderr
+
+
+def test_a_broken_install_is_silent_when_the_hook_is_not_asked_for(tmp_path):
+    from torch_export_names._bootstrap import pth_line
+
+    r = _run_pth(tmp_path, pth_line(), **{ENV_VAR: "0"})
+    assert r.returncode == 0 and r.stdout == "started\n" and r.stderr == "", r.stderr
+
+
+def test_the_installed_pth_is_the_one_setup_writes():
+    from torch_export_names._bootstrap import pth_line
+
+    if not PTH.exists():
+        pytest.skip(f"{PTH} is not there: the package is not installed in this environment")
+    assert PTH.read_text() == pth_line()
 
 
 needs_pth = pytest.mark.skipif(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    "RepairNamesPass": "passes",
     "RepairReport": "passes",
     "find_illegal_names": "passes",
     "find_unrecorded_names": "passes",
@@ -31,7 +32,7 @@ _EXPORTS = {
     "is_installed": "hook",
     "uninstall": "hook",
     "TorchExportNamesWarning": "_warnings",
-    "PrivateStateMissing": "_fx_namespace",
+    "PrivateStateMissing": "_warnings",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -58,10 +59,10 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from ._detect import is_affected
-    from ._fx_namespace import PrivateStateMissing
-    from ._warnings import TorchExportNamesWarning
+    from ._warnings import PrivateStateMissing, TorchExportNamesWarning
     from .hook import install, installed, is_installed, uninstall
     from .passes import (
+        RepairNamesPass,
         RepairReport,
         find_illegal_names,
         find_unrecorded_names,

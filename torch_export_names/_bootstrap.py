@@ -14,10 +14,29 @@ import sys
 
 ENV_VAR = "TORCH_EXPORT_NAMES"
 _TARGET = "torch.export.exported_program"
-# torch_export_names.pth imports this module unless the value is one of FALSE
-# (the .pth repeats that tuple; tests/test_zero_code_change.py checks they agree).
+# torch_export_names.pth imports this module unless the value is one of FALSE; setup.py
+# writes the .pth from pth_line(), so the tuple is spelled here only.
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("", "0", "false", "no", "off")
+
+
+def pth_line() -> str:
+    """The one line of ``torch_export_names.pth`` (setup.py writes it into site-packages).
+
+    Python runs a .pth line that starts with ``import`` at every start-up. It imports this
+    module only when TORCH_EXPORT_NAMES asks for the hook, and, as coverage's and pytest-cov's
+    do, never lets an error escape: a half-uninstalled package must not make every Python
+    start print a traceback. It says so in one line on stderr instead.
+    """
+    code = (
+        "try:\n"
+        f"    if os.environ.get({ENV_VAR!r}, '').strip().lower() not in {FALSE!r}:\n"
+        "        __import__('torch_export_names._bootstrap')\n"
+        "except Exception as exc:\n"
+        f"    sys.stderr.write('torch-export-names: {ENV_VAR} is set but the export hook could not be "
+        "loaded (%s: %s); reinstall or uninstall torch-export-names\\n' % (type(exc).__name__, exc))\n"
+    )
+    return f"import os, sys; exec({code!r})\n"
 
 
 def enabled(environ=os.environ) -> bool:

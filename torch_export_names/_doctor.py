@@ -18,7 +18,7 @@ from . import hook
 from ._cases import CASES, executorch_missing, run_case
 from ._detect import is_affected
 from ._fx_namespace import PrivateStateMissing
-from .patches.install import applied as patch_applied
+from ._torch_patch.install import applied as patch_applied
 
 __all__ = ["collect", "format_report", "main"]
 
@@ -118,7 +118,7 @@ def _collect() -> dict[str, Any]:
 
 def _patch_available() -> bool:
     """Whether a torch patch ships for this torch release."""
-    from .patches import store
+    from ._torch_patch import store
 
     try:
         return store.release_of(torch.__version__) in store.available()
@@ -144,7 +144,7 @@ def next_step(report: dict[str, Any]) -> str:
         return (
             f"next: nothing to do; torch is patched ({report['torch_patched']}) and records "
             "names itself. `pip uninstall torch-export-names` does not revert that patch: run "
-            "`python -m torch_export_names.patches revert` first if you want stock torch back."
+            "`torch-export-names patch revert` first if you want stock torch back."
         )
     if not report["affected"]:
         return "next: nothing to do; this torch records every name it assigns (the hook is not needed)."
@@ -160,7 +160,7 @@ def next_step(report: dict[str, Any]) -> str:
     )
     if report.get("patch_available"):
         return f"next: repair your exports, by any one of: {ways}; or fix torch itself with " \
-            "`python -m torch_export_names.patches apply`."
+            "`torch-export-names patch apply`."
     return f"next: repair your exports, by any one of: {ways} (no torch patch ships for this release)."
 
 

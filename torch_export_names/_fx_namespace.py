@@ -8,12 +8,10 @@ be deleted: ``find_unrecorded_names`` then returns ``[]`` on every export.
 Everything here reads or writes ``torch.fx.graph._Namespace``:
 ``_used_names`` (every name handed out), ``_obj_to_name`` (node -> name) and
 ``_base_count`` (next suffix per base name, which keeps ``create_name`` O(1)).
-It also reads what fx's code generator writes (``codegen_names``, from the
-generated code itself: ``inf``, ``nan``, ``device``, ``torch``, ``getattr``,
-``self``, ...), which a node or argument name must not shadow (``shadows``),
-and ``torch.fx.graph._illegal_names`` (every keyword and builtin as well),
-which ``create_name`` never hands out and this package uses only to draw
-new names.
+Names are recorded and renamed here under the legality rule of ``_codegen_rule``
+(``shadows``). It also reads ``torch.fx.graph._illegal_names`` (every keyword and
+builtin as well), which ``create_name`` never hands out and this package uses
+only to draw new names.
 """
 
 from __future__ import annotations
@@ -21,24 +19,21 @@ from __future__ import annotations
 import builtins
 import contextlib
 import keyword
-import math
-import operator
-import symtable
 import threading
 from typing import Iterable, Iterator, Sequence
 
 import torch.fx
 
+from ._codegen_rule import candidates, codegen_names, is_legal, shadows
+from ._warnings import PrivateStateMissing
+
 __all__ = [
     "PrivateStateMissing",
-    "candidates",
     "check",
     "clobbered_placeholders",
     "clobbering",
-    "codegen_names",
     "fresh_name",
     "illegal_names",
-    "is_legal",
     "is_recorded",
     "legal_names",
     "names_at_risk",
@@ -47,18 +42,11 @@ __all__ = [
     "record",
     "record_all",
     "rename",
-    "shadows",
     "reserve",
-    "restore",
     "restore_namespace",
-    "snapshot",
     "split_suffix",
     "undo_log",
 ]
-
-
-class PrivateStateMissing(RuntimeError):
-    """The torch.fx private name-space state this package relies on is not there."""
 
 
 def split_suffix(name: str) -> tuple[str, int | None]:
@@ -116,128 +104,6 @@ def illegal_names() -> dict:
     return _illegal_cache
 
 
-def _codegen_probe() -> torch.fx.Graph:
-    """A graph whose generated code uses every construct of fx's code generator that
-    writes a global or a parameter name of its own: attribute paths that are not
-    identifiers (``getattr(...)``), ``call_method``/``call_module``/``get_attr``,
-    slice, Ellipsis and None arguments, inf/nan/-inf constants, dtype, layout,
-    device and memory-format arguments, a ``getattr`` call, and the pytree
-    input/output handling of an exported program's module (``ep.module()``).
-    """
-    from torch.utils import _pytree as pytree
-
-    g = torch.fx.Graph()
-    x = g.placeholder("x")
-    k = g.placeholder("k")
-    weight = g.get_attr("sub.0.weight")
-    sub = g.call_module("sub.0", (x,))
-    total = g.call_method("sum", (sub,), {"dim": -1})
-    item = g.call_function(operator.getitem, (weight, (slice(1, None), Ellipsis, None)))
-    full = g.call_function(
-        torch.ops.aten.full.default,
-        ([2], math.inf),
-        {"dtype": torch.float32, "layout": torch.strided, "device": torch.device("cpu")},
-    )
-    clamped = g.call_function(torch.ops.aten.clamp.default, (full, -math.inf, math.nan))
-    shape = g.call_function(getattr, (x, "shape"))
-    other = g.call_function(getattr, (x, "not-an-identifier", None))
-    clone = g.call_function(
-        torch.ops.aten.clone.default, (item,), {"memory_format": torch.contiguous_format}
-    )
-    g.output((total, clamped, clone, shape, other, k))
-    in_spec = pytree.tree_structure(((1,), {"k": 2}))
-    out_spec = pytree.tree_structure((1, 2, 3, 4, 5, 6))
-    g._codegen = torch.fx.graph._PyTreeCodeGen(torch.fx.graph._PyTreeInfo(["x", "k"], in_spec, out_spec))
-    return g
-
-
-_codegen_names_cache: frozenset[str] | None = None
-
-
-def codegen_names() -> frozenset[str]:
-    """The names fx's generated code binds or reads besides the names of its nodes.
-
-    Read from torch.fx itself, once per process: the code generator's output
-    for ``_codegen_probe()`` is parsed with ``symtable``, and the result is
-    every global its ``forward`` reads when it runs (``torch``, ``inf``,
-    ``nan``, ``device``, ``fx_pytree``, ``pytree``, and the builtins the
-    generator writes out literally: ``getattr``, ``slice``, ``Ellipsis``),
-    every parameter that is not a placeholder's (``self``), and the Python
-    keywords. A placeholder becomes a parameter of that ``forward`` named after
-    its target, so one with any of these names either shadows what the code
-    means by it or makes the code invalid; so does a builtin name Python does
-    not let a parameter take (``__debug__``).
-
-    Not included, because a parameter of that name shadows nothing the code
-    reads: builtins the generated code never refers to (``input``, ``type``,
-    ``id``, ...), and ``_custom_builtins`` that only appear in annotations
-    (``NoneType``: Python evaluates a parameter's annotation where the function
-    is defined, and never evaluates a local variable's).
-    """
-    global _codegen_names_cache
-    if _codegen_names_cache is None:
-        try:
-            graph = _codegen_probe()
-            code = graph.python_code(root_module="self")
-            table = symtable.symtable(code.src, "<torch.fx generated code>", "exec")
-            forward = next(t for t in table.get_children() if t.get_name() == "forward")
-        except Exception as e:  # noqa: BLE001 - any failure means this torch's codegen is not known
-            raise PrivateStateMissing(
-                f"torch {torch.__version__}: cannot read the names of torch.fx's generated code "
-                f"({type(e).__name__}: {e})"
-            ) from e
-        own = {n.target for n in graph.nodes if n.op == "placeholder"}
-        params = set(forward.get_parameters()) - own
-        unbindable = {n for n in builtins.__dict__ if n.isidentifier() and not _bindable(n)}
-        _codegen_names_cache = frozenset(
-            {*forward.get_globals(), *params, *keyword.kwlist, *unbindable}
-        )
-    return _codegen_names_cache
-
-
-def _bindable(name: str) -> bool:
-    """Whether Python accepts ``name`` as a parameter (not ``__debug__``, not a keyword)."""
-    try:
-        compile(f"def f({name}): pass", "<name>", "exec")
-    except SyntaxError:
-        return False
-    return True
-
-
-def _calls_builtin(graph: torch.fx.Graph | None, name: str) -> bool:
-    """Whether ``graph`` calls the builtin ``name``: its generated code then reads the
-    global ``name`` (``add_global`` keeps a builtin's own name)."""
-    if graph is None:
-        return False
-    target = builtins.__dict__.get(name)
-    if target is None or not callable(target):
-        return False
-    find = getattr(graph, "find_nodes", None)
-    if find is not None:
-        try:
-            return bool(find(op="call_function", target=target))
-        except TypeError:  # an unhashable builtin cannot be in the index
-            pass
-    return any(n.op == "call_function" and n.target is target for n in graph.nodes)
-
-
-def shadows(name: str, graph: torch.fx.Graph | None = None) -> bool:
-    """Whether a node or argument called ``name`` changes what ``graph``'s generated
-    code means, or makes it invalid.
-
-    True when ``name`` is not an identifier, is a keyword, or is one of
-    ``codegen_names()`` (a global fx's generated code reads, such as ``inf`` or
-    ``device``, or its parameter ``self``), or is a builtin that ``graph`` calls
-    (``add_global`` gives it its own name in the generated code). Every other
-    name, builtins such as ``input`` included, is kept as torch named it.
-    """
-    return (
-        not name.isidentifier()
-        or name in codegen_names()
-        or (name in builtins.__dict__ and _calls_builtin(graph, name))
-    )
-
-
 def clobbering(names: Sequence[str], params: Sequence[str] | None = None) -> set[int]:
     """The positions in ``names`` (placeholder names, in graph order) whose local in fx's
     generated code overwrites a later parameter; ``params`` are the placeholders' parameter
@@ -268,23 +134,7 @@ def clobbered_placeholders(graph: torch.fx.Graph) -> set[torch.fx.Node]:
     phs = [n for n in placeholders(graph) if isinstance(n.target, str)]
     if not any(n.name in builtins.__dict__ for n in phs):  # only a refused name gets another local
         return set()
-    return {phs[i] for i in clobbering([n.name for n in phs], [n.target for n in phs])}
-
-
-def is_legal(name: str, graph: torch.fx.Graph | None = None) -> bool:
-    """Whether ``name`` can name a node or argument of ``graph``: it shadows nothing."""
-    return not shadows(name, graph)
-
-
-_candidates_cache: frozenset[str] | None = None
-
-
-def candidates() -> frozenset[str]:
-    """Every identifier ``shadows`` can be true for (for one set test before the real one)."""
-    global _candidates_cache
-    if _candidates_cache is None:
-        _candidates_cache = frozenset(codegen_names() | builtins.__dict__.keys())
-    return _candidates_cache
+    return {phs[i] for i in clobbering([n.name for n in phs], [str(n.target) for n in phs])}
 
 
 def check(graphs: Iterable[torch.fx.Graph]) -> None:
@@ -380,7 +230,8 @@ def undo_log() -> Iterator[list]:
     node's name.
     """
     outer = getattr(_undo, "log", None)
-    _undo.log = log = []
+    log: list[tuple[torch.fx.Node, str, object]] = []
+    _undo.log = log
     try:
         yield log
     finally:
@@ -470,7 +321,7 @@ def record_all(
             clobbered = clobbered_placeholders(graph)
             at_risk = {
                 node for node in maybe
-                if shadows(node.target, graph) or shadows(node.name, graph) or node in clobbered
+                if shadows(str(node.target), graph) or shadows(node.name, graph) or node in clobbered
             }
             if at_risk:
                 seen = set(illegal)
@@ -500,24 +351,3 @@ def placeholders(graph: torch.fx.Graph) -> list[torch.fx.Node]:
     return [n for n in graph.nodes if n.op == "placeholder"]
 
 
-def snapshot(graph: torch.fx.Graph):
-    """What ``restore`` needs to put ``graph``'s names back exactly as they are now."""
-    ns = _namespace(graph)
-    nodes = list(graph.nodes)
-    return (
-        nodes,
-        [n.name for n in nodes],
-        [n.target for n in nodes],
-        set(ns._used_names),
-        dict(ns._obj_to_name),
-        dict(ns._base_count),
-    )
-
-
-def restore(graph: torch.fx.Graph, snap) -> None:
-    """Undo every name change made to ``graph`` since ``snapshot``."""
-    nodes, names, targets, used, obj_to_name, base_count = snap
-    for node, name, target in zip(nodes, names, targets):
-        node.name, node.target = name, target
-    ns = _namespace(graph)
-    ns._used_names, ns._obj_to_name, ns._base_count = used, obj_to_name, base_count

@@ -1,11 +1,16 @@
-"""The package's warning category and its warn-once helper."""
+"""The package's warning category, its warn-once helper, and the error of a torch without the
+private state the package relies on."""
 
 from __future__ import annotations
 
 import threading
 import warnings
 
-__all__ = ["TorchExportNamesWarning", "warn_once"]
+__all__ = ["PrivateStateMissing", "TorchExportNamesWarning", "warn_once"]
+
+
+class PrivateStateMissing(RuntimeError):
+    """The torch.fx private name-space state this package relies on is not there."""
 
 
 class TorchExportNamesWarning(UserWarning):

@@ -32,7 +32,10 @@ import dataclasses
 import functools
 import sys
 import threading
-from typing import Any, Iterator
+from types import FrameType
+from typing import Iterator
+
+from ._patching import Patch
 
 __all__ = ["AuditEvent", "AuditReport", "Site", "audited", "is_active"]
 
@@ -44,8 +47,7 @@ _lock = threading.RLock()
 _local = threading.local()  # .depth: patched calls in progress in this thread
 # Guarded by _lock.
 _reports: list[AuditReport] = []
-_originals: dict[str, Any] = {}  # Graph.<name> as it was before the first block opened
-_wrappers: dict[str, Any] = {}
+_patches: list[Patch] = []  # on Graph.<name> for each name of PATCHED, while a block is open
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -199,7 +201,7 @@ def is_active() -> bool:
 
 
 def _site() -> Site:
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         module = frame.f_globals.get("__name__", "?")
         if not (module == "torch" or module.startswith(("torch.", __package__))):
@@ -273,55 +275,47 @@ def _error(message: str) -> None:
                 report.errors.append(message)
 
 
-def _make_wrapper(name: str, original):
-    @functools.wraps(original)
-    def wrapper(self, *args, **kwargs):
-        depth = getattr(_local, "depth", 0)
-        # Inner calls (graph_copy -> node_copy -> create_node) belong to the outer one.
-        if depth or not _reports or _wrappers.get(name) is not wrapper:
-            return original(self, *args, **kwargs)
-        _local.depth = depth + 1
-        try:
-            return _observe(name, self, lambda: original(self, *args, **kwargs))
-        finally:
-            _local.depth = depth
+def _wrapper(name: str):
+    """``make`` of the patch of ``torch.fx.Graph.<name>``: the original call, observed."""
 
-    wrapper._torch_export_names_original = original
-    return wrapper
+    def make(patch: Patch):
+        original = patch.original
+
+        @functools.wraps(original)
+        def wrapper(self, *args, **kwargs):
+            depth = getattr(_local, "depth", 0)
+            # Inner calls (graph_copy -> node_copy -> create_node) belong to the outer one.
+            if depth or not _reports or not patch.is_live(wrapper):
+                return original(self, *args, **kwargs)
+            _local.depth = depth + 1
+            try:
+                return _observe(name, self, lambda: original(self, *args, **kwargs))
+            finally:
+                _local.depth = depth
+
+        return wrapper
+
+    return make
 
 
 def _patch() -> None:
     """Wrap the Graph methods unless they are wrapped. Caller holds ``_lock``."""
     import torch.fx
 
-    if _wrappers:
+    if _patches:
         return
     for name in PATCHED:
-        original = torch.fx.Graph.__dict__[name]
-        wrapper = _make_wrapper(name, original)
-        _originals[name], _wrappers[name] = original, wrapper
-        setattr(torch.fx.Graph, name, wrapper)
+        patch = Patch(torch.fx.Graph, name, _wrapper(name))
+        patch.apply()
+        _patches.append(patch)
 
 
 def _unpatch() -> None:
-    """Put the original function objects back. Caller holds ``_lock``."""
-    import torch.fx
-
-    for name in PATCHED:
-        if torch.fx.Graph.__dict__.get(name) is _wrappers[name]:
-            setattr(torch.fx.Graph, name, _originals[name])
-        else:
-            from ._warnings import warn_once
-
-            # Someone wrapped it on top of us: restoring would drop their wrapper.
-            # Ours stays under theirs, inert (it checks _wrappers).
-            warn_once(
-                f"audit-overwrapped-{name}",
-                f"torch_export_names.audit: torch.fx.Graph.{name} was wrapped again while "
-                "the audit was active; the audit is off but its wrapper stays under theirs.",
-            )
-    _originals.clear()
-    _wrappers.clear()
+    """Put the original function objects back (a method wrapped again on top of ours keeps
+    ours beneath, switched off: see ``_patching``). Caller holds ``_lock``."""
+    for patch in _patches:
+        patch.remove()
+    _patches.clear()
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 """Command line.
 
     torch-export-names doctor [--json]
+    torch-export-names patch list | verify | apply | revert   (the torch patches)
     torch-export-names run script.py [args...]     (also a folder or zip with __main__.py)
     torch-export-names run -m module [args...]
     torch-export-names run --audit [--json FILE] [--no-hook] script.py|-m module [args...]
@@ -15,6 +16,7 @@ import os
 import runpy
 import sys
 import zipfile
+from typing import Callable, ContextManager, Iterator
 
 __all__ = ["main"]
 
@@ -29,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("doctor", help="report whether this torch is affected, with reproductions")
     d.add_argument("--json", action="store_true", help="print the report as JSON")
+    sub.add_parser("patch", help="the upstream-style torch patches: list, verify, apply, revert",
+                   add_help=False)
     sub.add_parser(
         "run",
         help="run a script, folder, zip or -m module with the hook installed, as python would",
@@ -115,28 +119,41 @@ def run(argv: list[str]) -> int:
         return _run(argv)
     import json
 
-    from .audit import audited
+    from .audit import AuditReport, audited
 
-    report = None
-    try:
+    reports: list[AuditReport] = []
+
+    @contextlib.contextmanager
+    def audit_the_program() -> Iterator[None]:
+        # Opened when the program starts, after the hook is in place: the report says the
+        # hook state the program ran under.
         with audited() as report:
-            return _run(argv, hook=hook)
+            reports.append(report)
+            yield
+
+    try:
+        return _run(argv, hook=hook, around=audit_the_program)
     finally:  # also when the program exits or raises
-        if report is not None:
+        for report in reports:
             print(report.format_table(), file=sys.stderr)
             if json_path is not None:
                 with open(json_path, "w") as f:
                     json.dump(report.to_json(), f, indent=1)
 
 
-def _run(argv: list[str], *, hook: bool = True) -> int:
+def _run(
+    argv: list[str],
+    *,
+    hook: bool = True,
+    around: Callable[[], ContextManager[None]] = contextlib.nullcontext,
+) -> int:
     """Run a program as ``python`` would, with the hook installed first.
 
     ``sys.path[0]`` is what ``python`` puts there (the script's folder, the
     folder or zip itself, or the working folder for ``-m``), ``__file__`` is
     absolute, the exit status is the program's. TORCH_EXPORT_NAMES=1 is set
     for the program, so the subprocesses it starts are covered too (through
-    the installed .pth file).
+    the installed .pth file). The program runs inside ``around()``.
     """
     if argv[:1] in (["-h"], ["--help"]):
         print(_RUN_HELP, end="")
@@ -154,7 +171,8 @@ def _run(argv: list[str], *, hook: bool = True) -> int:
         if hook:
             _start_hook()
         sys.argv = [name, *rest]
-        runpy.run_module(name, run_name="__main__", alter_sys=True)
+        with around():
+            runpy.run_module(name, run_name="__main__", alter_sys=True)
         return 0
     target, rest = argv[0], argv[1:]
     path = os.path.abspath(target)
@@ -162,8 +180,11 @@ def _run(argv: list[str], *, hook: bool = True) -> int:
         return _fail(f"can't open file {path!r}: no such file or directory", 2)
     is_dir, is_zip = os.path.isdir(path), zipfile.is_zipfile(path)
     if is_dir or is_zip:
-        with zipfile.ZipFile(path) if is_zip else contextlib.nullcontext() as z:
-            names = set(z.namelist()) if is_zip else set(os.listdir(path))
+        if is_zip:
+            with zipfile.ZipFile(path) as z:
+                names = set(z.namelist())
+        else:
+            names = set(os.listdir(path))
         if not names & {"__main__.py", "__main__.pyc"}:
             return _fail(f"can't find '__main__' module in {path!r}", 1)
     if hook:
@@ -171,10 +192,10 @@ def _run(argv: list[str], *, hook: bool = True) -> int:
     sys.argv = [target, *rest]
     if not (is_dir or is_zip):
         sys.path[0] = os.path.dirname(path)
-        runpy.run_path(path, run_name="__main__")
     else:
         # A folder or zip: runpy puts it first on sys.path itself, as python does.
         del sys.path[0]
+    with around():
         runpy.run_path(path, run_name="__main__")
     return 0
 
@@ -183,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run"]:
         return run(argv[1:])
+    if argv[:1] == ["patch"]:
+        from ._torch_patch.__main__ import main as patch_main
+
+        return patch_main(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "doctor":
         from . import _doctor

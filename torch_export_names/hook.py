@@ -22,6 +22,8 @@ import logging
 import threading
 from typing import Iterator, NamedTuple
 
+from ._patching import Patch
+
 __all__ = ["HookStatus", "install", "installed", "is_installed", "status", "suspended", "uninstall"]
 
 logger = logging.getLogger("torch_export_names")
@@ -30,9 +32,7 @@ _lock = threading.RLock()
 _local = threading.local()  # .suspended: int, .strict: bool | None, .in_hook: bool
 
 # Guarded by _lock.
-_original = None  # ExportedProgram.__init__ as torch defined it, while the wrapper is in place
-_wrapper = None  # the wrapper we put there
-_guards = None  # the _GuardsCode descriptor we put on ExportedProgram, if we put one
+_patches: list = []  # the _patching.Patch objects in place: __init__, and _guards_code if we put one
 _explicit: list[str] = []  # how install() was asked for, in order ("install()", "run", ...)
 _blocks = 0  # installed() blocks open, all threads together
 _strict = False  # install(strict=...)
@@ -59,6 +59,43 @@ def _effective_strict() -> bool:
     return _strict if local is None else local
 
 
+def _snapshot_program(ep):
+    """What of ``ep`` a repair may rename besides its nodes, for ``_restore_program``: the
+    names in its signatures, ``forward``'s argument names, its example inputs and guards."""
+    from . import _torch_compat as _compat
+
+    sig = ep.graph_signature
+    named = [s.arg for s in (*sig.input_specs, *sig.output_specs) if hasattr(s.arg, "name")]
+    entries = [e for e in ep.module_call_graph if e.signature is not None]
+    named += [a for e in entries for a in (*e.signature.inputs, *e.signature.outputs) if hasattr(a, "name")]
+    return (
+        [(a, a.name) for a in named],
+        [(s, s.target) for s in sig.output_specs],
+        [(e, _compat.forward_arg_names(ep, e), e.signature.in_spec) for e in entries],
+        ep.example_inputs,
+        getattr(ep, "_guards_code", None),
+    )
+
+
+def _restore_program(ep, snap) -> None:
+    """Put back what ``_snapshot_program`` saw."""
+    from . import _torch_compat as _compat
+
+    args, outputs, calls, example_inputs, guards = snap
+    for arg, name in args:
+        arg.name = name
+    for spec, target in outputs:
+        spec.target = target
+    for entry, names, in_spec in calls:
+        if names is not None:
+            _compat.set_forward_arg_names(ep, entry, names)
+        entry.signature.in_spec = in_spec
+    if ep.example_inputs is not example_inputs:
+        _compat.set_example_inputs(ep, example_inputs)
+    if guards is not None:
+        ep._guards_code = guards
+
+
 def _repair_or_leave(ep) -> None:
     """``repair`` ``ep``; on any failure put it back exactly as torch built it.
 
@@ -68,7 +105,7 @@ def _repair_or_leave(ep) -> None:
     of three containers, not a pass over the nodes.
     """
     from . import _fx_namespace as ns
-    from .passes import _graph_modules, _restore_program, _snapshot_program, repair
+    from .passes import _graph_modules, repair
 
     strict = _effective_strict()
     try:
@@ -118,14 +155,22 @@ def _repair_or_leave(ep) -> None:
     )
 
 
-def _make_wrapper(original):
+def _quiet() -> bool:
+    """Whether this thread is suspended or inside the hook's own work."""
+    return bool(getattr(_local, "suspended", 0) or getattr(_local, "in_hook", False))
+
+
+def _init_wrapper(patch: Patch):
+    """``make`` of the ``ExportedProgram.__init__`` patch: torch's constructor, then repair."""
+    original = patch.original
+
     @functools.wraps(original)
     def __init__(self, *args, **kwargs):
         original(self, *args, **kwargs)
         # Not while suspended (doctor, is_affected measure stock torch), not
         # for a program built by the hook's own work, not once uninstalled
         # (a wrapper someone else put on top of ours keeps calling us).
-        if _wrapper is not __init__ or getattr(_local, "suspended", 0) or getattr(_local, "in_hook", False):
+        if not patch.is_live(__init__) or _quiet():
             return
         _local.in_hook = True
         try:
@@ -133,7 +178,6 @@ def _make_wrapper(original):
         finally:
             _local.in_hook = False
 
-    __init__._torch_export_names_original = original
     return __init__
 
 
@@ -142,11 +186,14 @@ class _GuardsCode:
 
     Stores the value where torch stores it (the instance's ``__dict__``) and
     then makes the guards name the arguments as the program's ``forward`` does
-    (``passes._reconcile_guards``). torch assigns guards outside the
+    (``_signature.reconcile_guards``). torch assigns guards outside the
     constructor too: ``torch.export.load`` sets the saved ones after building
     the program, so a program saved without the package names an argument
     ``inf`` in its guards while the hook has renamed it ``inf_1``.
     """
+
+    def __init__(self, patch: Patch) -> None:
+        self._patch = patch
 
     def __get__(self, ep, owner=None):
         if ep is None:
@@ -158,15 +205,15 @@ class _GuardsCode:
 
     def __set__(self, ep, value) -> None:
         ep.__dict__["_guards_code"] = value
-        if _guards is not self or getattr(_local, "suspended", 0) or getattr(_local, "in_hook", False):
+        if not self._patch.is_live(self) or _quiet():
             return
         if not hasattr(ep, "_module_call_graph"):  # still being constructed: the hook follows
             return
-        from .passes import _reconcile_guards
+        from ._signature import reconcile_guards
 
         _local.in_hook = True
         try:
-            _reconcile_guards(ep)
+            reconcile_guards(ep)
         except Exception as e:  # the guards stay as torch set them
             if _effective_strict():
                 raise
@@ -185,45 +232,32 @@ class _GuardsCode:
 
 def _apply() -> None:
     """Put the wrapper in place unless it is there. Caller holds ``_lock``."""
-    global _original, _wrapper, _guards
-    if _wrapper is not None:
+    if _patches:
         return
     # Importing may run TORCH_EXPORT_NAMES's bootstrap, which calls install()
     # again in this thread (the lock is re-entrant): that inner call applies.
     cls = _exported_program_class()
-    if _wrapper is not None:
+    if _patches:
         return
-    original = cls.__dict__["__init__"]
-    wrapper = _make_wrapper(original)
-    cls.__init__ = wrapper
-    _original, _wrapper = original, wrapper
+    patches = [Patch(cls, "__init__", _init_wrapper)]
     if "_guards_code" not in cls.__dict__:  # torch keeps it as a plain instance attribute
-        _guards = _GuardsCode()
-        cls._guards_code = _guards
+        patches.append(Patch(cls, "_guards_code", _GuardsCode))
+    for patch in patches:
+        patch.apply()
+    _patches.extend(patches)
     logger.debug("torch_export_names: hook installed on %s.__init__", cls.__qualname__)
 
 
 def _remove_if_unwanted() -> None:
     """Take the wrapper out when no install() and no block wants it. Caller holds ``_lock``."""
-    global _original, _wrapper, _guards
-    if _wrapper is None or _explicit or _blocks:
+    if not _patches or _explicit or _blocks:
         return
-    cls = _exported_program_class()
-    if cls.__dict__.get("__init__") is _wrapper:
-        cls.__init__ = _original
-    else:
-        from ._warnings import warn_once
-
-        # Someone wrapped ExportedProgram.__init__ on top of us: putting the
-        # original back would drop their wrapper. Ours stays, inert.
-        warn_once(
-            "hook-overwrapped",
-            "torch_export_names.uninstall(): ExportedProgram.__init__ was wrapped again "
-            "after install(); the hook is switched off but its wrapper stays under theirs.",
-        )
-    if _guards is not None and cls.__dict__.get("_guards_code") is _guards:
-        del cls._guards_code  # each program keeps its guards in its own __dict__
-    _original, _wrapper, _guards = None, None, None
+    # Someone may have wrapped ExportedProgram.__init__ on top of ours: then ours stays
+    # under theirs, switched off (see _patching). Each program keeps its guards in its own
+    # __dict__, so the _guards_code descriptor goes without losing any.
+    for patch in reversed(_patches):
+        patch.remove()
+    _patches.clear()
     logger.debug("torch_export_names: hook uninstalled")
 
 
@@ -273,7 +307,7 @@ def uninstall() -> None:
 def is_installed() -> bool:
     """Whether the wrapper is in place, whoever asked for it."""
     with _lock:
-        return _wrapper is not None
+        return bool(_patches)
 
 
 def status() -> HookStatus:
@@ -282,7 +316,7 @@ def status() -> HookStatus:
         sources = list(_explicit)
         if _blocks:
             sources.append("installed() block" if _blocks == 1 else f"{_blocks} installed() blocks")
-        return HookStatus(_wrapper is not None, tuple(sources))
+        return HookStatus(bool(_patches), tuple(sources))
 
 
 @contextlib.contextmanager

@@ -15,8 +15,8 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
+from .._hops import hop_name, hop_nodes, hop_subgraphs
 from .._warnings import warn_once
-from ..passes import _hop_nodes, _hop_subgraphs
 
 __all__ = ["constant_only_nodes", "is_quantize_op", "runtime_placeholders"]
 
@@ -74,7 +74,7 @@ def _view_base(node: torch.fx.Node) -> torch.fx.Node:
     """
     while node.args and isinstance(node.args[0], torch.fx.Node):
         if node.op == "call_function" and node.target is operator.getitem:
-            node = node.args[0]
+            node = node.args[0]  # type: ignore[assignment]  # getitem's input is a node
             continue
         schema = _schema(node)
         if schema is None or not schema.arguments or not schema.returns:
@@ -83,7 +83,7 @@ def _view_base(node: torch.fx.Node) -> torch.fx.Node:
             source, result = schema.arguments[0].alias_info, schema.returns[0].alias_info
             if source is None or source.is_write or result is None:
                 break
-        node = node.args[0]
+        node = node.args[0]  # type: ignore[assignment]  # a view's input is a node
     return node
 
 
@@ -122,7 +122,7 @@ def _written_placeholders(
         seen[id(module)] = written
         return written
     followed, unmapped = set(), set()
-    for hop, sub, operands in _hop_subgraphs(module):  # warns of, and leaves out, unknown layouts
+    for hop, sub, operands in hop_subgraphs(module):  # warns of, and leaves out, unknown layouts
         placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
         if len(placeholders) != len(operands):  # another torch's HOP schema
             unmapped.add(hop)
@@ -136,11 +136,11 @@ def _written_placeholders(
                 and (base := _view_base(operand)).op == "placeholder"
             ):
                 written.add(base)
-    for hop in _hop_nodes(module.graph):
+    for hop in hop_nodes(module.graph):
         if hop in unmapped or hop not in followed:
             warn_once(
-                f"executorch-hop-{hop.target._name}",
-                f"torch_export_names.executorch: the operands of {hop.target._name} node {hop.name!r} "
+                f"executorch-hop-{hop_name(hop)}",
+                f"torch_export_names.executorch: the operands of {hop_name(hop)} node {hop.name!r} "
                 "could not be matched to its subgraphs' placeholders (this torch's HOP schema is "
                 "not the one this package knows); every placeholder it reads counts as run time.",
             )

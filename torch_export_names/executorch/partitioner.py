@@ -28,6 +28,7 @@ On the GPU and LPAI backends it is exactly ``QnnPartitioner``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from typing import Callable, Iterator, List, Optional, Tuple
@@ -37,6 +38,7 @@ from executorch.backends.qualcomm.partition.qnn_partitioner import QnnPartitione
 from executorch.backends.qualcomm.serialization.qc_schema import QnnExecuTorchBackendType
 from torch.export import ExportedProgram
 
+from .._patching import Patch, original_of
 from .constant_only import constant_only_nodes, is_quantize_op
 
 __all__ = ["ConstantAwareQnnPartitioner", "install", "installed", "is_installed", "uninstall"]
@@ -47,7 +49,7 @@ logger = logging.getLogger("torch_export_names.executorch")
 def _plain(name: str):
     """QnnPartitioner's own method ``name``, even if an earlier import of this module patched it."""
     method = QnnPartitioner.__dict__[name]
-    return getattr(method, "_torch_export_names_plain", method)
+    return original_of(method) or method
 
 
 _PLAIN = {name: _plain(name) for name in ("generate_partitions", "ops_to_not_decompose")}
@@ -103,9 +105,6 @@ def _ops_to_not_decompose(
     return ops, keep_unless_constant_only
 
 
-_generate_partitions._torch_export_names_plain = _PLAIN["generate_partitions"]
-_ops_to_not_decompose._torch_export_names_plain = _PLAIN["ops_to_not_decompose"]
-
 
 class ConstantAwareQnnPartitioner(QnnPartitioner):
     """``QnnPartitioner`` (same constructor) that keeps constant-only work off HTP.
@@ -121,7 +120,22 @@ class ConstantAwareQnnPartitioner(QnnPartitioner):
 # --- install / uninstall ---------------------------------------------------------
 
 _lock = threading.RLock()
-_installed = False
+_patches: list[Patch] = []  # on QnnPartitioner.generate_partitions and .ops_to_not_decompose
+
+
+def _calling(impl: Callable):
+    """``make`` of a ``QnnPartitioner`` method patch: ``impl`` while the patch is live."""
+
+    def make(patch: Patch):
+        @functools.wraps(impl)
+        def method(self, *args, **kwargs):
+            if patch.is_live(method):
+                return impl(self, *args, **kwargs)
+            return patch.original(self, *args, **kwargs)  # removed, but wrapped over: call through
+
+        return method
+
+    return make
 
 
 def install() -> None:
@@ -130,38 +144,40 @@ def install() -> None:
     ExecuTorch helpers that build a ``QnnPartitioner`` (such as
     ``to_edge_transform_and_lower_to_qnn``) then get it without code changes.
     """
-    global _installed
     with _lock:
-        if _installed:
+        if _patches:
             return
-        QnnPartitioner.generate_partitions = _generate_partitions
-        QnnPartitioner.ops_to_not_decompose = _ops_to_not_decompose
-        _installed = True
+        for name, impl in (("generate_partitions", _generate_partitions),
+                           ("ops_to_not_decompose", _ops_to_not_decompose)):
+            patch = Patch(QnnPartitioner, name, _calling(impl))
+            patch.apply()
+            _patches.append(patch)
         logger.debug("torch_export_names.executorch: QnnPartitioner patched")
 
 
 def uninstall() -> None:
-    """Put ``QnnPartitioner``'s own methods back (the same objects). Harmless if not installed."""
-    global _installed
+    """Put ``QnnPartitioner``'s own methods back (the same objects). Harmless if not installed.
+
+    A method wrapped again by someone else since ``install()`` keeps ours beneath, switched off
+    (see ``torch_export_names._patching``)."""
     with _lock:
-        if not _installed:
-            return
-        for name, original in _PLAIN.items():
-            setattr(QnnPartitioner, name, original)
-        _installed = False
-        logger.debug("torch_export_names.executorch: QnnPartitioner restored")
+        for patch in _patches:
+            patch.remove()
+        if _patches:
+            logger.debug("torch_export_names.executorch: QnnPartitioner restored")
+        _patches.clear()
 
 
 def is_installed() -> bool:
     with _lock:
-        return _installed
+        return bool(_patches)
 
 
 @contextlib.contextmanager
 def installed() -> Iterator[None]:
     """``install()`` for a block; a block nested in an installed one leaves it installed."""
     with _lock:
-        owner = not _installed
+        owner = not _patches
         install()
     try:
         yield

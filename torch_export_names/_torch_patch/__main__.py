@@ -1,4 +1,4 @@
-"""python -m torch_export_names.patches list | verify | apply | revert (see the package docstring)."""
+"""torch-export-names patch list | verify | apply | revert (see the package docstring)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m torch_export_names.patches",
+        prog="torch-export-names patch",
         description="Upstream-style torch patches for pytorch/pytorch#202927.",
     )
     sub = p.add_subparsers(dest="command", required=True)
@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    prog = "torch_export_names.patches"
+    prog = "torch-export-names patch"
     if args.command == "list":
         from . import store
 

@@ -117,7 +117,7 @@ def apply(target=None, *, dry_run: bool = False, out: TextIO = sys.stdout) -> in
     for rel, data in current.items():
         (backup / rel).parent.mkdir(parents=True, exist_ok=True)
         (backup / rel).write_bytes(data)
-    new = {rel: text.encode("utf-8") for rel, text in patched.items()}
+    new = {rel: text.encode("utf-8") for rel, text in patched.items() if text is not None}
     manifest = {
         "torch": version,
         "patch": patch.path.name,
@@ -132,7 +132,7 @@ def apply(target=None, *, dry_run: bool = False, out: TextIO = sys.stdout) -> in
         print(f"  {rel}", file=out)
     print(
         "note: `pip uninstall torch-export-names` does not revert torch. Run "
-        "`python -m torch_export_names.patches revert` first, or reinstall torch "
+        "`torch-export-names patch revert` first, or reinstall torch "
         f"(`pip install --force-reinstall --no-deps torch=={version}`).",
         file=out,
     )

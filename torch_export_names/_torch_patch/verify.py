@@ -187,7 +187,7 @@ def _child_env(pythonpath: list[Path]) -> dict:
 def _run_child(label, pythonpath, expect_under, tests, workdir, timeout) -> Run:
     out = workdir / f"{label}.json"
     cmd = [
-        sys.executable, "-m", "torch_export_names.patches._child",
+        sys.executable, "-m", "torch_export_names._torch_patch._child",
         "--out", str(out), "--expect-torch-under", str(expect_under),
         "--tests", *map(str, tests),
     ]
@@ -219,7 +219,7 @@ def verify(*, baseline: bool = True, keep: bool = False, timeout: float = 900) -
                 f"{site / f.path} is not the torch {patch.version} release's file "
                 f"(sha256 {before[f.path][:12]}..., release {patch.pristine[f.path][:12]}...); "
                 "verify needs the installed torch unmodified (patched in place? run "
-                "`python -m torch_export_names.patches revert`)"
+                "`torch-export-names patch revert`)"
             )
     workdir = Path(tempfile.mkdtemp(prefix="torch-export-names-verify-"))
     try:

@@ -1,8 +1,8 @@
 """Where the patches and the release hashes are, and which torch versions have one.
 
-Installed, they ship in the wheel as ``torch_export_names/patches/data/``
-(copied there by setup.py); in a source tree they are read from the
-repository's ``patches/``.
+They are read from ``torch_export_names/_torch_patch/data/`` in every install mode:
+in a checkout (and an editable install) that is a link to the repository's ``patches/``,
+and the wheel ships the files the link points at.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from . import diff
 
 __all__ = ["NoPatch", "Patch", "available", "data_dir", "load", "release_of", "torch_version_at"]
 
-_PACKAGED = Path(__file__).resolve().parent / "data"
-_SOURCE_TREE = Path(__file__).resolve().parents[2] / "patches"
+_PACKAGED = Path(__file__).parent / "data"
 
 
 class NoPatch(LookupError):
@@ -26,12 +25,11 @@ class NoPatch(LookupError):
 
 def data_dir() -> Path:
     """The directory holding ``torch-<version>.patch`` and ``.sha256`` files."""
-    for candidate in (_PACKAGED, _SOURCE_TREE):
-        if any(candidate.glob("torch-*.patch")):
-            return candidate
+    if any(_PACKAGED.glob("torch-*.patch")):
+        return _PACKAGED
     raise FileNotFoundError(
-        f"no torch-*.patch files in {_PACKAGED} (installed package) or "
-        f"{_SOURCE_TREE} (source tree)"
+        f"no torch-*.patch files in {_PACKAGED}: the package is installed without its data, "
+        "or a checkout lost the link to patches/"
     )
 
 

@@ -1,6 +1,6 @@
 """What ``verify`` runs in its subprocess, against whichever torch that process imports.
 
-    python -m torch_export_names.patches._child --out RESULT.json
+    python -m torch_export_names._torch_patch._child --out RESULT.json
         [--expect-torch-under DIR] [--tests TEST_FILE ...]
 
 Checks, each reported as pass, fail or skip, with the hook NOT installed:
@@ -35,13 +35,14 @@ import sys
 import traceback
 import unittest
 from pathlib import Path
+from typing import Any
 
 # Test classes of the carried test file that guard what torch already does right
 # (they must pass with and without the patch).
 GUARD_TEST_CLASSES = ("TestNamesKept",)
 
 
-def _first_line(text: str, limit: int = 240) -> str:
+def _first_line(text: object, limit: int = 240) -> str:
     lines = [ln for ln in str(text).strip().splitlines() if ln.strip()]
     return (lines[0] if lines else "")[:limit]
 
@@ -59,7 +60,7 @@ def _cases() -> list[dict]:
     out = []
     for case in CASES:
         if case.needs_executorch and executorch_missing():
-            out.append(_check("case", case.name, None, executorch_missing()))
+            out.append(_check("case", case.name, None, executorch_missing() or ""))
             continue
         try:
             model, args = case.make()
@@ -126,7 +127,7 @@ def _entries() -> list[dict]:
         "torch.export.export(strict=True)": lambda: export(strict=True),
         "ExportedProgram.run_decompositions": lambda: export().run_decompositions(),
         "torch.export.load": load,
-        "torch.export.draft_export": lambda: draft_export(CollidingInputs(), args),
+        "torch.export.draft_export": lambda: draft_export(CollidingInputs(), args),  # type: ignore[misc]
         "move_to_device_pass": lambda: move_to_device_pass(export(), "cpu"),
         "ExportedProgram.module()": lambda: export().module(),
         "ExportedProgram.module() with cond": lambda: export(CondMulInput).module(),
@@ -271,6 +272,8 @@ def _tests(path: Path) -> list[dict]:
     sys.argv = [str(path)]  # torch's common_utils reads its options from argv
     try:
         spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[path.stem] = module
         spec.loader.exec_module(module)
@@ -285,7 +288,7 @@ def _tests(path: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="torch_export_names.patches._child")
+    p = argparse.ArgumentParser(prog="torch_export_names._torch_patch._child")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--expect-torch-under", type=Path)
     p.add_argument("--tests", nargs="*", type=Path, default=[])
@@ -296,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from torch_export_names import hook
 
-    info = {
+    info: dict[str, Any] = {
         "version": torch.__version__,
         "torch_file": torch.__file__,
         "fx_graph_file": torch.fx.graph.__file__,

@@ -1,9 +1,9 @@
 """The upstream-style torch patches for pytorch/pytorch#202927, and their tools.
 
-    python -m torch_export_names.patches list
-    python -m torch_export_names.patches verify [--no-baseline] [--json]
-    python -m torch_export_names.patches apply [--target SITE_PACKAGES] [--dry-run]
-    python -m torch_export_names.patches revert [--target SITE_PACKAGES] [--dry-run]
+    torch-export-names patch list
+    torch-export-names patch verify [--no-baseline] [--json]
+    torch-export-names patch apply [--target SITE_PACKAGES] [--dry-run]
+    torch-export-names patch revert [--target SITE_PACKAGES] [--dry-run]
 
 ``verify`` runs the reproductions against a throw-away overlay of the
 installed torch with the patch applied (the installed torch is never

@@ -1,0 +1,141 @@
+"""The one patching primitive (torch_export_names._patching) the hook, the audit and the
+ExecuTorch adapter share: identity restore, and wrappers stacked in either order."""
+
+import functools
+import warnings
+
+import pytest
+
+from torch_export_names._patching import Patch, original_of
+
+
+class Target:
+    def method(self):
+        return ["target"]
+
+
+ORIGINAL = Target.__dict__["method"]
+
+
+def ours(tag: str):
+    """A patch that appends ``tag`` to the result while it is live, else only calls through."""
+
+    def make(patch: Patch):
+        original = patch.original
+
+        @functools.wraps(original)
+        def method(self):
+            out = original(self)
+            return out + [tag] if patch.is_live(method) else out
+
+        return method
+
+    return Patch(Target, "method", make)
+
+
+class Foreign:
+    """Another tool's wrapper, the usual way: remember what was there, put it back on removal."""
+
+    def __init__(self, tag: str):
+        self.tag, self.saved = tag, None
+
+    def apply(self):
+        self.saved = inner = Target.__dict__["method"]
+        tag = self.tag
+        Target.method = lambda obj: inner(obj) + [tag]
+
+    def remove(self):
+        Target.method = self.saved
+        return True
+
+
+@pytest.fixture(autouse=True)
+def _restore_target():
+    yield
+    Target.method = ORIGINAL
+
+
+def calls() -> list[str]:
+    return Target().method()
+
+
+def test_apply_and_remove_restore_the_same_object():
+    p = ours("a")
+    p.apply()
+    assert calls() == ["target", "a"]
+    assert original_of(Target.__dict__["method"]) is ORIGINAL
+    assert p.remove() is True
+    assert Target.__dict__["method"] is ORIGINAL
+
+
+def test_apply_and_remove_are_idempotent():
+    p = ours("a")
+    p.apply()
+    p.apply()
+    assert calls() == ["target", "a"]
+    assert p.remove() and p.remove()
+    assert Target.__dict__["method"] is ORIGINAL
+
+
+def test_an_absent_attribute_is_deleted_again():
+    p = Patch(Target, "extra", lambda patch: lambda self: "ours")
+    p.apply()
+    assert Target().extra() == "ours"
+    p.remove()
+    assert "extra" not in Target.__dict__
+
+
+# Two wrappers on one attribute, applied in either order and removed in either order. "ours"
+# is a Patch; "theirs" is a Patch too (two of the package's own users) or a foreign wrapper.
+@pytest.mark.parametrize("theirs_kind", ["patch", "foreign"])
+@pytest.mark.parametrize("first", ["ours", "theirs"])
+@pytest.mark.parametrize("remove_first", ["ours", "theirs"])
+def test_two_wrappers_in_either_order(theirs_kind, first, remove_first):
+    a = ours("ours")
+    b = ours("theirs") if theirs_kind == "patch" else Foreign("theirs")
+    order = [a, b] if first == "ours" else [b, a]
+    for w in order:
+        w.apply()
+    assert calls() == ["target"] + [("ours" if w is a else "theirs") for w in order]
+
+    removal = [a, b] if remove_first == "ours" else [b, a]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        removal[0].remove()
+        remaining = removal[1]
+        if theirs_kind == "foreign" and remaining is a and order[-1] is a:
+            # The foreign wrapper put back what it saw (the original), dropping ours without
+            # asking: ours can only say so.
+            assert calls() == ["target"]
+        else:
+            assert calls() == ["target", "ours" if remaining is a else "theirs"]
+        removal[1].remove()
+    assert calls() == ["target"]
+    overwrapped = [w for w in caught if "was replaced again" in str(w.message)]
+    buried = order[0] is removal[0]  # the first applied, removed while the other sat on top
+    ours_buried_by_foreign = theirs_kind == "foreign" and buried and removal[0] is a
+    dropped = theirs_kind == "foreign" and order[-1] is a and removal[0] is b
+    # A patch removed from under another object warns once; so does ours after a foreign
+    # wrapper under it dropped it.
+    assert len(overwrapped) == (1 if (buried and theirs_kind == "patch") or ours_buried_by_foreign
+                                or dropped else 0)
+    if not ours_buried_by_foreign:
+        assert Target.__dict__["method"] is ORIGINAL
+    else:
+        # Ours stays beneath the foreign wrapper's restore, switched off; the next apply or
+        # remove on the attribute takes it out.
+        assert original_of(Target.__dict__["method"]) is ORIGINAL
+        ours("again").apply()
+        assert calls() == ["target", "again"]
+        assert original_of(Target.__dict__["method"]) is ORIGINAL
+
+
+def test_a_switched_off_wrapper_only_calls_through():
+    a = ours("ours")
+    a.apply()
+    b = Foreign("theirs")
+    b.apply()
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        assert a.remove() is False
+    assert calls() == ["target", "theirs"]

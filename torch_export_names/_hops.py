@@ -1,0 +1,199 @@
+"""Name the placeholders of higher-order-op subgraphs after the operands they receive.
+
+torch.export names the placeholders of ``cond``, ``map_impl`` and
+``wrap_with_set_grad_enabled`` subgraphs after their operands
+(``_name_hoo_subgraph_placeholders``), and leaves those of ``wrap_with_autocast``,
+``while_loop`` and ``scan`` as ``arg0_1``, ...; programs built later
+(``run_decompositions``, ``load``, passes) are not named at all. ``propagate`` names every
+known HOP's subgraph placeholders in every program the same way.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Iterator, Sequence
+
+import torch
+import torch.fx
+
+from . import _fx_namespace as _ns
+from ._codegen_rule import is_legal
+from ._warnings import warn_once
+
+__all__ = ["HOP_SUBGRAPH_OPERANDS", "hop_name", "hop_nodes", "hop_subgraphs", "propagate"]
+
+
+# For each HOP whose subgraph placeholders take the HOP's operands in order:
+# node -> [(get_attr node of the subgraph, operands in placeholder order)].
+# torch's _name_hoo_subgraph_placeholders covers cond, map_impl and
+# wrap_with_set_grad_enabled at export time only; they are listed too so that
+# programs from run_decompositions / load / passes are covered the same way.
+_SubgraphOperands = Callable[[torch.fx.Node], list[tuple[Any, Sequence[Any]]]]
+
+
+def _args(n: torch.fx.Node) -> Any:
+    """``n.args``, read by position below (torch types it as a tuple of any argument)."""
+    return n.args
+
+
+def _while_loop(n: torch.fx.Node) -> list[tuple[Any, Sequence[Any]]]:
+    cond_fn, body_fn, carried, additional = _args(n)[:4]
+    operands = (*carried, *additional)
+    return [(cond_fn, operands), (body_fn, operands)]
+
+
+def hop_name(node: torch.fx.Node) -> str:
+    """The name of the higher-order op ``node`` calls (``cond``, ``while_loop``, ...)."""
+    return getattr(node.target, "_name", str(node.target))
+
+
+HOP_SUBGRAPH_OPERANDS: dict[str, _SubgraphOperands] = {
+    # wrap_with_autocast(device_type, dtype, enabled, cache_enabled, body, *operands)
+    "wrap_with_autocast": lambda n: [(_args(n)[4], _args(n)[5:])],
+    # wrap_with_set_grad_enabled(enabled, body, *operands)
+    "wrap_with_set_grad_enabled": lambda n: [(_args(n)[1], _args(n)[2:])],
+    # cond(pred, true_fn, false_fn, operands)
+    "cond": lambda n: [(_args(n)[1], _args(n)[3]), (_args(n)[2], _args(n)[3])],
+    # while_loop(cond_fn, body_fn, carried_inputs, additional_inputs)
+    "while_loop": _while_loop,
+    # scan(combine_fn, init, xs, additional_inputs): combine_fn(*init, *xs[i], *additional)
+    "scan": lambda n: [(_args(n)[0], (*_args(n)[1], *_args(n)[2], *_args(n)[3]))],
+    # map_impl(body, xs, args): body(*xs[i], *args)
+    "map_impl": lambda n: [(_args(n)[0], (*_args(n)[1], *_args(n)[2]))],
+}
+
+
+_hop_ops_cache: dict[str, Any] | None = None
+
+
+def _hop_ops() -> dict[str, Any]:
+    """The HOPs of ``HOP_SUBGRAPH_OPERANDS`` that this torch has, by name."""
+    global _hop_ops_cache
+    if _hop_ops_cache is None:
+        found: dict[str, Any] = {}
+        for name in HOP_SUBGRAPH_OPERANDS:
+            try:
+                op = getattr(torch.ops.higher_order, name)
+            except (AttributeError, RuntimeError):
+                continue
+            if isinstance(op, torch._ops.HigherOrderOperator):
+                found[name] = op
+        _hop_ops_cache = found
+        return found
+    return _hop_ops_cache
+
+
+def hop_nodes(graph: torch.fx.Graph) -> list[torch.fx.Node]:
+    """The calls of known HOPs in ``graph``, in graph order.
+
+    Looked up in torch.fx's node index (``Graph.find_nodes``) where this torch
+    has one, so a graph without HOP calls costs a few dict lookups, not a
+    scan of its nodes.
+    """
+    find = getattr(graph, "find_nodes", None)
+    if find is None:
+        return [
+            n for n in graph.nodes
+            if n.op == "call_function"
+            and isinstance(n.target, torch._ops.HigherOrderOperator)
+            and n.target._name in HOP_SUBGRAPH_OPERANDS
+        ]
+    found = [n for op in _hop_ops().values() for n in find(op="call_function", target=op)]
+    if len(found) > 1:  # several queries: put them back in graph order
+        wanted = set(found)
+        found = [n for n in graph.nodes if n in wanted]
+    return found
+
+
+def hop_subgraphs(
+    module: torch.fx.GraphModule,
+) -> Iterator[tuple[torch.fx.Node, torch.fx.GraphModule, Sequence[object]]]:
+    if not module._modules:  # a HOP's subgraphs are submodules of the module that calls it
+        return
+    for node in hop_nodes(module.graph):
+        try:
+            subgraphs = HOP_SUBGRAPH_OPERANDS[hop_name(node)](node)
+        except (TypeError, IndexError, ValueError):
+            # This torch calls the HOP with other arguments than the ones the table
+            # knows (while_loop and scan before 2.7): leave its subgraphs as they are.
+            warn_once(
+                f"hop-schema-{hop_name(node)}",
+                f"torch_export_names: {hop_name(node)} node {node.name!r} has arguments this "
+                "package does not know (another torch release); its subgraph placeholder names "
+                "were left as they are. Names are still recorded and made legal.",
+            )
+            continue
+        for attr, operands in subgraphs:
+            if not (isinstance(attr, torch.fx.Node) and attr.op == "get_attr"):
+                continue
+            sub = operator.attrgetter(str(attr.target))(module)
+            if isinstance(sub, torch.fx.GraphModule):
+                yield node, sub, operands
+
+
+def _suffixed(graph: torch.fx.Graph, ph: torch.fx.Node, name: str, taken: set[str]) -> str:
+    """A suffixed form of ``name`` for placeholder ``ph``: the one it has if it has one (from an
+    earlier repair, so that repair is idempotent), else a fresh one."""
+    current = ph.name
+    if current != name and _ns.split_suffix(current)[0] == name and current not in taken:
+        return current
+    return _ns.fresh_name(graph, name)
+
+
+def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object], placeholders) -> int:
+    graph = sub.graph
+    wanted: dict[torch.fx.Node, str] = {
+        ph: op.name if is_legal(op.name, graph) else _ns.fresh_name(graph, op.name)
+        for ph, op in zip(placeholders, operands)
+        if isinstance(op, torch.fx.Node)
+    }
+    for name in wanted.values():
+        _ns.reserve(graph, name)
+    # Torch's rule for cond: a node that already holds an operand's name is re-suffixed.
+    for node in graph.nodes:
+        if node not in wanted and node.name in wanted.values():
+            _ns.rename(graph, node, _ns.fresh_name(graph, node.name))
+    final: dict[torch.fx.Node, str] = {}
+    for ph, name in wanted.items():
+        if name in final.values():  # the same operand passed twice: the later placeholder gets a suffix
+            name = _suffixed(graph, ph, name, set(final.values()))
+        final[ph] = name
+    # fx's generated local for a builtin-named placeholder (``iter`` -> ``iter_1 = iter``) must not
+    # be a later placeholder's parameter (an operand passed twice: ``iter``, ``iter_1``).
+    for i in _ns.clobbering([final.get(ph, ph.name) for ph in placeholders]):
+        ph = placeholders[i]
+        if ph in final:
+            final[ph] = _suffixed(graph, ph, final[ph], {n for p, n in final.items() if p is not ph})
+    renamed = 0
+    for ph, name in final.items():
+        if ph.name != name:
+            _ns.rename(graph, ph, name)
+            renamed += 1
+    if renamed:
+        sub.recompile()
+    return renamed
+
+
+def propagate(graphs) -> int:
+    """``propagate_subgraph_names`` over already checked ``graphs``."""
+    renamed, seen = 0, set()
+    for _, module, _ in graphs:
+        if module is None:
+            continue
+        for hop, sub, operands in hop_subgraphs(module):
+            if id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            placeholders = _ns.placeholders(sub.graph)
+            n_ph = len(placeholders)
+            if n_ph != len(operands):
+                warn_once(
+                    f"hop-arity-{hop_name(hop)}",
+                    f"torch_export_names: {hop_name(hop)} node {hop.name!r} has "
+                    f"{len(operands)} operands but its subgraph has {n_ph} "
+                    "placeholders; its subgraph names were left as they are "
+                    "(this torch's HOP schema is not the one this package knows).",
+                )
+                continue
+            renamed += _propagate_into(sub, operands, placeholders)
+    return renamed

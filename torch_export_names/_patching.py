@@ -1,0 +1,124 @@
+"""One way to put an attribute of ours on a class of torch's or ExecuTorch's, and take it off.
+
+Used by the export hook (``ExportedProgram.__init__``, ``ExportedProgram._guards_code``), the
+audit (``torch.fx.Graph`` methods) and the ExecuTorch adapter (``QnnPartitioner`` methods).
+
+- ``apply()`` replaces the class's own attribute (``owner.__dict__[name]``, possibly absent)
+  by the object ``make(patch)`` returns (``patch.original`` is the attribute it replaces);
+  ``remove()`` puts the very same original object back (or deletes the attribute if there
+  was none), so ``uninstall`` leaves torch as it was, identity included.
+- Every object we put on a class carries one marker attribute, ``MARKER``, pointing at its
+  ``Patch``; ``original_of`` follows it.
+- Someone else may wrap the attribute after us (another tool, a test's monkeypatch). Putting
+  our original back would then drop their wrapper, so ``remove()`` leaves ours in place under
+  theirs, switched off (``is_live`` is False: a wrapper must then only call through), and
+  warns once. When their wrapper is later taken off and ours is on top again, the next
+  ``apply()`` or ``remove()`` of the same attribute takes our switched-off object out.
+
+As OpenTelemetry's ``BaseInstrumentor`` and ``wrapt``'s unwrap do, but with the wrapped
+object kept on the patch rather than only on the wrapper.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+__all__ = ["MARKER", "Patch", "original_of"]
+
+MARKER = "__torch_export_names_patch__"
+
+_ABSENT = object()  # the class had no attribute of that name
+_lock = threading.RLock()
+
+
+def _patch_of(obj: Any) -> Patch | None:
+    patch = getattr(obj, MARKER, None) if obj is not _ABSENT else None
+    return patch if isinstance(patch, Patch) else None
+
+
+def original_of(obj: Any) -> Any:
+    """What the object of ours ``obj`` replaced, or None if ``obj`` is not one of ours."""
+    patch = _patch_of(obj)
+    return None if patch is None else patch.original
+
+
+class Patch:
+    """Our replacement for ``owner.<name>``, applied and removed as a unit.
+
+    ``make(patch)`` builds the replacement; ``patch.original`` is the class's own attribute, or
+    ``None`` if it had none (then look the attribute up on the bases if you need to call it).
+    A wrapper that must go inert once removed checks ``patch.is_live(itself)``.
+    """
+
+    def __init__(self, owner: type, name: str, make: Callable[[Patch], Any]) -> None:
+        self.owner = owner
+        self.name = name
+        self._make = make
+        self.original: Any = None
+        self._had_original = False
+        self.replacement: Any = None  # in place while not None
+
+    def __repr__(self) -> str:
+        state = "applied" if self.applied else "removed"
+        return f"<Patch {self.owner.__qualname__}.{self.name} ({state})>"
+
+    @property
+    def applied(self) -> bool:
+        return self.replacement is not None
+
+    def is_live(self, obj: Any) -> bool:
+        """Whether ``obj`` is this patch's replacement and the patch is applied."""
+        return self.replacement is not None and obj is self.replacement
+
+    def _current(self) -> Any:
+        current = self.owner.__dict__.get(self.name, _ABSENT)
+        # Take out objects of ours left switched off under a wrapper that is gone now.
+        while (patch := _patch_of(current)) is not None and not patch.applied:
+            restored = patch.original if patch._had_original else _ABSENT
+            self._set(restored)
+            current = restored
+        return current
+
+    def _set(self, value: Any) -> None:
+        if value is _ABSENT:
+            if self.name in self.owner.__dict__:
+                delattr(self.owner, self.name)
+        else:
+            setattr(self.owner, self.name, value)
+
+    def apply(self) -> None:
+        """Put the replacement in place. Idempotent."""
+        with _lock:
+            if self.applied:
+                return
+            current = self._current()
+            self.original = None if current is _ABSENT else current
+            self._had_original = current is not _ABSENT
+            replacement = self._make(self)
+            setattr(replacement, MARKER, self)
+            self._set(replacement)
+            self.replacement = replacement
+
+    def remove(self) -> bool:
+        """Put the original object back. Idempotent.
+
+        Returns False, leaving ours in place but switched off and warning once, when another
+        object has replaced ours since ``apply()``.
+        """
+        with _lock:
+            if not self.applied:
+                return True
+            replacement, self.replacement = self.replacement, None
+            if self.owner.__dict__.get(self.name, _ABSENT) is replacement:
+                self._current()  # ours is switched off now: this puts the original back
+                return True
+        from ._warnings import warn_once
+
+        where = f"{self.owner.__module__}.{self.owner.__qualname__}.{self.name}"
+        warn_once(
+            f"overwrapped:{where}",
+            f"torch_export_names: {where} was replaced again after torch_export_names patched it; "
+            "ours stays beneath the newer one, switched off (it only calls through).",
+        )
+        return False
