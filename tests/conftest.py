@@ -35,7 +35,9 @@ _SLOW_DESELECTED = pytest.StashKey[int]()
 
 def pytest_addoption(parser):
     parser.addoption(
-        "--slow", action="store_true", default=False,
+        "--slow",
+        action="store_true",
+        default=False,
         help="also run the tests marked slow (a minute or more each); CI runs them",
     )
 

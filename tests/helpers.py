@@ -49,8 +49,9 @@ def import_or_skip(module: str, reason: str):
     try:
         return importlib.import_module(module)
     except Exception as e:  # noqa: BLE001 - whatever the import raised is the reason
-        pytest.skip(f"{reason}: importing {module} raised {type(e).__name__}: {str(e)[:200]}",
-                    allow_module_level=True)
+        pytest.skip(
+            f"{reason}: importing {module} raised {type(e).__name__}: {str(e)[:200]}", allow_module_level=True
+        )
 
 
 # Higher-order ops and export features that not every supported torch has (2.4 - 2.15).
