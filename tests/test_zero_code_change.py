@@ -148,13 +148,14 @@ def test_env_var_other_values_warn_once_and_leave_the_hook_off():
 
 def _run_pth(tmp_path, line: str, **env):
     """Start a Python whose site directory holds ``line`` as torch_export_names.pth, where
-    torch_export_names cannot be imported (-S: not even from this venv)."""
+    torch_export_names cannot be imported (-S: not even from this venv; no PYTHONPATH either)."""
     site_dir = tmp_path / "site"
     site_dir.mkdir()
     (site_dir / "torch_export_names.pth").write_text(line)
     code = f"import site; site.addsitedir({str(site_dir)!r}); print('started')"
+    clean = {k: v for k, v in _env(**env).items() if k != "PYTHONPATH"}
     return subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60, env=_env(**env))
+                          text=True, timeout=60, env=clean)
 
 
 def test_a_broken_install_never_breaks_python_start_up(tmp_path):
