@@ -1,79 +1,8 @@
-import importlib
+"""Fixtures and hooks only: the helpers tests import are in helpers.py, the shared models in models.py."""
 
 import pytest
-import torch
 
 from torch_export_names import _warnings
-from torch_export_names._torch_compat import output_node
-from torch_export_names.passes import _graph_modules
-
-
-def lint_all(obj) -> None:
-    """Lint the graph of ``obj`` and every nested graph (ep.module() would hide duplicates)."""
-    for _, _, graph in _graph_modules(obj):
-        graph.lint()
-
-
-def _torch_attr(module: str, name: str):
-    """``module.name`` of this torch, or None where this torch lacks the module or the name."""
-    try:
-        return getattr(importlib.import_module(module), name, None)
-    except ImportError:
-        return None
-
-
-def torch_api(module: str, name: str):
-    """``module.name`` of this torch, or skip the test naming what this torch lacks."""
-    found = _torch_attr(module, name)
-    if found is None:
-        pytest.skip(f"torch {torch.__version__} has no {module}.{name}")
-    return found
-
-
-def import_or_skip(module: str, reason: str):
-    """``module``, or skip (the whole test module when called at import) saying why it failed.
-
-    Not ``pytest.importorskip``: besides ImportError, some ExecuTorch backends raise others on
-    import (1.0's Qualcomm backend tries to download the QNN SDK and raises RuntimeError).
-    """
-    try:
-        return importlib.import_module(module)
-    except Exception as e:  # noqa: BLE001 - whatever the import raised is the reason
-        pytest.skip(f"{reason}: importing {module} raised {type(e).__name__}: {str(e)[:200]}",
-                    allow_module_level=True)
-
-
-def torch_has(module: str, name: str) -> bool:
-    return _torch_attr(module, name) is not None
-
-
-# Higher-order ops and export features that not every supported torch has (2.4 - 2.15).
-needs_autocast_hop = pytest.mark.skipif(
-    not torch_has("torch._higher_order_ops.wrap", "wrap_with_autocast"),
-    reason=f"torch {torch.__version__} has no wrap_with_autocast HOP: autocast regions do not export",
-)
-needs_scan = pytest.mark.skipif(
-    not torch_has("torch._higher_order_ops.scan", "scan"),
-    reason=f"torch {torch.__version__} has no scan HOP",
-)
-
-
-class CondT1Input(torch.nn.Module):
-    """A program with nested graphs (cond branches) whose ops are named ``t``, ``t_1``, ..."""
-
-    def forward(self, t_1):
-        return torch.cond(t_1.sum() > 0, lambda x: x.t() @ x.t().t(), lambda x: x - 1, (t_1,))
-
-
-def add_named_node(graph: torch.fx.Graph, name: str, target=torch.ops.aten.mul.Tensor):
-    """Add ``target(x, x)`` before the output, asking for ``name``, as node-copying passes do."""
-    x = next(n for n in graph.nodes if n.op == "placeholder")
-    with graph.inserting_before(output_node(graph)):
-        return graph.create_node("call_function", target, (x, x), name=name)
-
-
-def submodule(ep, path: str) -> torch.fx.GraphModule:
-    return ep.graph_module.get_submodule(path)
 
 
 @pytest.fixture
@@ -98,27 +27,44 @@ def _fresh_warn_once():
     _warnings._warned.update(saved)
 
 
-def skip_fixed_torch(what: str):
-    """Skip: this torch no longer shows the behaviour the test needs (pytorch/pytorch#202927)."""
-    pytest.skip(
-        f"torch {torch.__version__} {what}, so there is nothing to repair here "
-        "(pytorch/pytorch#202927 fixed, or the collision is gone)"
+# --- slow tests: deselected unless --slow (CI passes it: the README's test command) ----------
+
+SLOW_HINT = "run with --slow to include them (CI does)"
+_SLOW_DESELECTED = pytest.StashKey[int]()
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help="also run the tests marked slow (a minute or more each); CI runs them",
     )
 
 
-def require_unrecorded(obj, *names: str) -> list[str]:
-    """The unrecorded names of ``obj``; skip unless ``names`` are among them."""
-    from torch_export_names import find_unrecorded_names
-
-    unrecorded = find_unrecorded_names(obj)
-    missing = [n for n in names if n not in unrecorded]
-    if missing or not unrecorded:
-        skip_fixed_torch(f"records {', '.join(missing) or 'every name'} after export")
-    return unrecorded
+def _slow_selected(config) -> bool:
+    """--slow, or a -m expression that names the marker (``-m slow``, ``-m "not slow"``)."""
+    return config.getoption("--slow") or "slow" in (config.getoption("markexpr") or "")
 
 
-def require_default_placeholder_names(gm: torch.fx.GraphModule) -> None:
-    """Skip unless torch left ``gm``'s placeholders as ``arg0_1``, ``arg1_1``, ..."""
-    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
-    if not all(n.startswith("arg") for n in names):
-        skip_fixed_torch(f"already names these subgraph placeholders {names}")
+def pytest_report_header(config):
+    if not _slow_selected(config):
+        return f"slow tests: deselected; {SLOW_HINT}"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    if _slow_selected(config):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+        config.hook.pytest_deselected(items=slow)
+    config.stash[_SLOW_DESELECTED] = len(slow)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    count = config.stash.get(_SLOW_DESELECTED, 0)
+    if count:
+        tests = "test" if count == 1 else "tests"
+        terminalreporter.write_line(f"{count} slow {tests} deselected; {SLOW_HINT}", yellow=True)

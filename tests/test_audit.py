@@ -18,19 +18,13 @@ from torch_export_names._bootstrap import ENV_VAR
 from torch_export_names._torch_compat import output_node
 from torch_export_names.audit import PATCHED, AuditEvent, AuditReport, Site, audited, is_active
 
-from conftest import add_named_node
+from helpers import add_named_node
+from models import MulInput
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class MulInput(torch.nn.Module):
-    """Input ``mul``: export renames the model's own ``mul`` to ``mul_1`` without recording it."""
-
-    def forward(self, mul):
-        return mul * 2
-
-
-class InfInput(torch.nn.Module):
+class AddInfInput(torch.nn.Module):
     def forward(self, x, inf):
         return x + inf
 
@@ -94,7 +88,7 @@ def test_records_a_creation_on_a_graph_with_unrecorded_names(without_hook):
         add_named_node(ep.graph, "mul")
     (event,) = report.events
     assert event.kind == "at-risk" and event.api == "create_node"
-    assert event.site == Site("conftest", "add_named_node", event.site.line)
+    assert event.site == Site("helpers", "add_named_node", event.site.line)
     assert "mul_1" in event.unrecorded
     assert event.created == ("mul_1",) and event.duplicates == ("mul_1",)
     assert report.exposed and report.duplicates == ["mul_1"]
@@ -128,7 +122,7 @@ def test_observes_only_the_result_is_what_torch_gives(without_hook):
 
 
 def test_reports_illegal_names(without_hook):
-    ep = torch.export.export(InfInput(), (torch.ones(2), torch.ones(2)))
+    ep = torch.export.export(AddInfInput(), (torch.ones(2), torch.ones(2)))
     with audited() as report:
         add_named_node(ep.graph, "neg", torch.ops.aten.neg.default)
     (event,) = report.events

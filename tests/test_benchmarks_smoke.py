@@ -17,10 +17,13 @@ from benchmarks.lowering import parse_args
 from benchmarks.pipelines import hook
 from torch_export_names import find_unrecorded_names, repair
 
-from conftest import import_or_skip
+from helpers import import_or_skip, not_reproduced
+
+# Select them alone with -m benchmark_smoke, leave them out with -m 'not benchmark_smoke'.
+pytestmark = pytest.mark.benchmark_smoke
 
 
-class CondMulInput(torch.nn.Module):
+class MulThenCondMulInput(torch.nn.Module):
     """A ``mul`` input next to a ``mul`` op, and a cond: names unrecorded at top level and nested."""
 
     def forward(self, x, mul):
@@ -29,7 +32,7 @@ class CondMulInput(torch.nn.Module):
 
 
 def export_cond():
-    return torch.export.export(CondMulInput(), (torch.randn(3), torch.randn(3)))
+    return torch.export.export(MulThenCondMulInput(), (torch.randn(3), torch.randn(3)))
 
 
 def names(ep) -> list[list[str]]:
@@ -39,7 +42,7 @@ def names(ep) -> list[list[str]]:
 def unrecorded_or_skip(ep) -> list[str]:
     found = find_unrecorded_names(ep)
     if not found:
-        pytest.skip(f"torch {torch.__version__} records export names: nothing for the benchmark to time")
+        not_reproduced("records export names: nothing for the benchmark to time")
     return found
 
 
@@ -82,7 +85,7 @@ def test_upstream_loop_baseline_covers_the_top_level_graph_only():
     ep = export_cond()
     unrecorded = unrecorded_or_skip(ep)
     if not any("." in name for name in unrecorded):
-        pytest.skip(f"torch {torch.__version__} leaves no nested name unrecorded here")
+        not_reproduced("leaves no nested name unrecorded here")
     methods.run_upstream_top_level_loop(ep)
     left = find_unrecorded_names(ep)
     assert left and all("." in name for name in left)
@@ -397,6 +400,7 @@ def test_instruction_counts_of_a_two_layer_hugging_face_model_under_callgrind():
         pytest.skip(result["reason"])
     assert [row["model"] for row in result["hf"]] == ["Qwen3 0.6B", "Llama 3.2 1B"]
     for row in result["hf"]:
+        assert "error" not in row, row  # the model failed in the callgrind child
         assert row["nodes_top"] > 50, row
         assert row["repair"]["Ir"] > 0 and row["top_level_loop"]["Ir"] > 0
         assert row["ratios"]["repair_to_top_level_loop"] == row["repair"]["Ir"] / row["top_level_loop"]["Ir"]

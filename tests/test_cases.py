@@ -1,4 +1,5 @@
-"""The reproductions of CONTEXT.md sections 1 and 2: fail without repair, pass with it.
+"""The reproduction cases (torch_export_names/_cases.py, what ``doctor`` runs): fail without
+repair, pass with it.
 
 run_case checks, before the step, that the colliding names and the op the step
 decomposes are really in the exported graph, and after it, that the op is gone,
@@ -9,9 +10,10 @@ matches eager.
 import re
 
 import pytest
-import torch
 
 from torch_export_names._cases import CASES, executorch_missing, run_case
+
+from helpers import not_reproduced
 
 
 def _params():
@@ -29,11 +31,8 @@ def test_fails_without_repair(case):
     if outcome.stage == "setup":
         pytest.fail(f"the collision is not set up: {outcome.error}")
     if outcome.ok:
-        pytest.skip(
-            f"torch {torch.__version__} no longer produces this failure: it records "
-            "the names it assigns or stopped producing the collision "
-            "(pytorch/pytorch#202927); the repair is not needed for this case"
-        )
+        not_reproduced("no longer produces this failure: it records the names it assigns or "
+                       "stopped producing the collision")
     assert outcome.stage == case.expected_stage, outcome
     assert re.search(case.expected_error, outcome.error), outcome.error
 

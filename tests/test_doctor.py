@@ -12,6 +12,8 @@ import pytest
 from torch_export_names import _doctor as doctor
 from torch_export_names._cases import executorch_available
 
+from helpers import not_reproduced
+
 
 @pytest.fixture(scope="module")
 def report():
@@ -30,7 +32,7 @@ def test_doctor_prints_the_report_and_nothing_else(report):
     """The terminal shows the report alone: the stock failures' tracebacks, ExecuTorch's logging and
     the package's own rename warnings stay in the report (doctor --json), counted in one line."""
     if not report["affected"]:
-        pytest.skip("this torch records export names; the golden report is for affected versions")
+        not_reproduced("records export names; the golden report is for affected versions")
     r = subprocess.run([sys.executable, "-m", "torch_export_names", "doctor"],
                        capture_output=True, text=True, timeout=300)
     assert r.stderr == ""
@@ -145,7 +147,7 @@ def test_doctor_under_the_env_var_still_measures_stock_torch():
 
     with suspended():
         if not torch_export_names.is_affected():
-            pytest.skip("this torch records export names; stock and hooked look the same")
+            not_reproduced("records export names; stock and hooked look the same")
     # python -m torch_export_names goes through the bootstrap as the .pth would.
     _, data = _doctor_json(TORCH_EXPORT_NAMES="1", PYTHONSTARTUP="")
     first = data["cases"][0]

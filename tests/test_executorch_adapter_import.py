@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import import_or_skip
+from helpers import import_or_skip
 
 import_or_skip(
     "executorch.backends.qualcomm.partition.qnn_partitioner", "needs ExecuTorch with its Qualcomm backend"

@@ -18,11 +18,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import import_or_skip, needs_autocast_hop, needs_scan  # noqa: I001
+from helpers import import_or_skip, needs_autocast_hop, needs_scan  # noqa: I001
 
 import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
-
-from conftest_executorch import htp_specs  # noqa: E402
 
 import torch_export_names._hops as _hops  # noqa: E402
 from torch_export_names._warnings import TorchExportNamesWarning  # noqa: E402
@@ -31,6 +29,8 @@ from torch_export_names.executorch import (  # noqa: E402
     constant_only_nodes,
     runtime_placeholders,
 )
+
+from executorch_helpers import htp_specs  # noqa: E402
 
 X = (torch.randn(4, 16),)
 LINEAR = torch.ops.aten.linear.default

@@ -15,21 +15,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import import_or_skip, lint_all
+from helpers import import_or_skip, lint_all
 
 import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
 
-from conftest_executorch import (  # noqa: E402
-    SDK_ROOT,
-    FakeQnnManager,
-    delegated_nodes,
-    gpu_specs,
-    htp_specs,
-    lowered_modules,
-    op_name,
-    qnn_manager,  # noqa: F401 - the fixture below
-    top_level_nodes,
-)
 from executorch.backends.qualcomm._passes.qnn_pass_manager import get_qnn_pass_manager_cls  # noqa: E402
 from executorch.backends.qualcomm.partition.qnn_partitioner import QnnPartitioner  # noqa: E402
 from executorch.backends.qualcomm.serialization.qc_schema_serialize import flatbuffer_to_option  # noqa: E402
@@ -42,6 +31,18 @@ from executorch.exir import to_edge_transform_and_lower  # noqa: E402
 
 import torch_export_names.executorch as ten_et  # noqa: E402
 from torch_export_names.executorch import ConstantAwareQnnPartitioner  # noqa: E402
+
+from executorch_helpers import (  # noqa: E402
+    SDK_ROOT,
+    FakeQnnManager,
+    delegated_nodes,
+    gpu_specs,
+    htp_specs,
+    lowered_modules,
+    op_name,
+    qnn_manager,  # noqa: F401 - the fixture below
+    top_level_nodes,
+)
 
 # Every test runs against FakeQnnManager, or against the real SDK with QNN_SDK_ROOT set.
 pytestmark = pytest.mark.usefixtures("qnn_manager")

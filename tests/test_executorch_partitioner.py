@@ -16,11 +16,10 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import import_or_skip  # noqa: I001
+from helpers import import_or_skip  # noqa: I001
 
 import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
 
-from conftest_executorch import gpu_specs, htp_specs, lpai_specs  # noqa: E402
 from executorch.backends.qualcomm._passes import RecomposeRmsNorm  # noqa: E402
 from executorch.backends.qualcomm.partition.qnn_partitioner import QnnPartitioner  # noqa: E402
 from executorch.backends.qualcomm.partition.utils import filter_fn  # noqa: E402
@@ -35,6 +34,8 @@ from torch_export_names.executorch import (  # noqa: E402
 )
 from torch_export_names.executorch.constant_only import _propagate  # noqa: E402
 from torch_export_names.executorch.partitioner import _PLAIN  # noqa: E402
+
+from executorch_helpers import gpu_specs, htp_specs, lpai_specs  # noqa: E402
 
 
 class ConstantLinear(torch.nn.Module):

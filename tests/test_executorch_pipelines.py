@@ -27,18 +27,12 @@ from typing import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from consumer_models import Named
 
-from conftest import import_or_skip, lint_all
+from consumer_models import Named
+from helpers import import_or_skip, lint_all, not_reproduced
 
 import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
 
-from conftest_executorch import (  # noqa: E402
-    delegated_nodes,
-    htp_specs,
-    qnn_manager,  # noqa: E402,F401 - fixture
-    top_level_nodes,
-)
 from executorch.backends.qualcomm import _passes as qnn_passes  # noqa: E402
 from executorch.backends.qualcomm._passes.backends.gpu import QnnGpuPassManager  # noqa: E402
 from executorch.backends.qualcomm._passes.backends.htp import QnnHtpPassManager  # noqa: E402
@@ -51,12 +45,16 @@ import torch_export_names  # noqa: E402
 from torch_export_names._cases import CASES  # noqa: E402
 from torch_export_names.passes import _graph_modules  # noqa: E402
 
+from executorch_helpers import (  # noqa: E402
+    delegated_nodes,
+    htp_specs,
+    qnn_manager,  # noqa: E402,F401 - fixture
+    top_level_nodes,
+)
+
 CASE = {c.name: c for c in CASES}
 REDEFINED = "Node redefined name"
-NO_COLLISION = (
-    "torch {} no longer produces this collision (pytorch/pytorch#202927 fixed?): "
-    "the repair has nothing to do here"
-)
+NO_COLLISION = "no longer produces this collision: the repair has nothing to do here"
 
 
 def _rand(*shapes, positive=False):
@@ -266,7 +264,7 @@ def test_pass_fails_without_hook(case):
         root = _root(e)
         assert re.search(case.expected_error, f"{type(root).__name__}: {root}"), repr(root)
         return
-    pytest.skip(NO_COLLISION.format(torch.__version__))
+    not_reproduced(NO_COLLISION)
 
 
 @pytest.mark.parametrize("case", PASS_CASES, ids=lambda c: c.pass_name)
@@ -292,6 +290,7 @@ def _hadamard_candidates(gm):
 
 @pytest.mark.parametrize("name", sorted(CANNOT_COLLIDE))
 def test_pass_that_cannot_collide(name):
+    """Why the pass needs no case above (CANNOT_COLLIDE), checked: it passes, it does not skip."""
     if name == "RemoveRedundancy":
         ep = torch.export.export(Named(lambda a: a.to(torch.float64) * 2, ("a",)), _rand((3,)))
         before = {n.name for n in ep.graph.nodes}
@@ -303,7 +302,6 @@ def test_pass_that_cannot_collide(name):
         ep = torch.export.export(linear, _rand((2, 2)))
         assert _hadamard_candidates(ep.graph_module) == []  # weight is a placeholder
         assert len(_hadamard_candidates(ep.module())) == 1  # weight is a get_attr
-    pytest.skip(f"{name} {CANNOT_COLLIDE[name]}")
 
 
 # --- the pipelines --------------------------------------------------------------
@@ -315,8 +313,14 @@ def _annotation_pipeline(model, args):
     return QnnPassManager().transform_for_annotation_pipeline(torch.export.export(model, args).module())
 
 
+# ep.module() rebuilds the top-level graph, which records every name: only HOP subgraph names, as in
+# the autocast case, reach the annotation pipeline unrecorded. The other cases run clean without the hook.
+ANNOTATION_COLLIDES = {"qnn-autocast"}
+ANNOTATION_CASES = [c for c in QNN_CASES if c.name in ANNOTATION_COLLIDES]
+
+
 @pytest.mark.usefixtures("without_hook")
-@pytest.mark.parametrize("case", QNN_CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", ANNOTATION_CASES, ids=lambda c: c.name)
 def test_annotation_pipeline_fails_without_hook(case):
     model, args = case.make()
     try:
@@ -325,10 +329,16 @@ def test_annotation_pipeline_fails_without_hook(case):
         root = _root(e)
         assert re.search(case.expected_error, f"{type(root).__name__}: {root}"), repr(root)
         return
-    pytest.skip(
-        "no collision here: ep.module() rebuilds the top-level graph, which records every name "
-        "(only HOP subgraph names, as in the autocast case, reach the annotation pipeline)"
-    )
+    not_reproduced(NO_COLLISION)
+
+
+@pytest.mark.usefixtures("without_hook")
+@pytest.mark.parametrize("case", [c for c in QNN_CASES if c not in ANNOTATION_CASES], ids=lambda c: c.name)
+def test_annotation_pipeline_without_hop_names_needs_no_hook(case):
+    model, args = case.make()
+    gm = _annotation_pipeline(model, args)
+    lint_all(gm)
+    assert not any(map(case.consumed, _nodes(gm)))
 
 
 @pytest.mark.parametrize("case", QNN_CASES, ids=lambda c: c.name)
@@ -358,7 +368,7 @@ def test_qnn_lowering_fails_without_hook(case):
         root = _root(e)
         assert re.search(case.expected_error, f"{type(root).__name__}: {root}"), repr(root)
         return
-    pytest.skip(NO_COLLISION.format(torch.__version__))
+    not_reproduced(NO_COLLISION)
 
 
 @pytest.mark.usefixtures("qnn_manager")

@@ -24,7 +24,7 @@ from torch_export_names import (
 )
 from torch_export_names._torch_compat import forward_arg_names
 
-from conftest import lint_all, skip_fixed_torch
+from helpers import lint_all, not_reproduced
 
 
 def model_with_inputs(*names: str, body: str) -> torch.nn.Module:
@@ -61,7 +61,7 @@ def test_input_named_like_a_float_constant_changes_results_without_repair(name):
     expected, ep = eager_and_exported(WRONG_RESULTS[name], (X,), repaired=False)
     got = ep.module()(X)
     if torch.allclose(got, expected, equal_nan=True):
-        skip_fixed_torch(f"gives an input called {name!r} a legal name")
+        not_reproduced(f"gives an input called {name!r} a legal name")
     assert name in [n.name for n in ep.graph.nodes]
 
 
@@ -92,7 +92,7 @@ def test_input_named_like_a_codegen_global_breaks_module_without_repair(name):
         assert isinstance(e, (TypeError, AttributeError, NameError)), e
         return
     if ok:
-        skip_fixed_torch(f"gives an input called {name!r} a legal name")
+        not_reproduced(f"gives an input called {name!r} a legal name")
     pytest.fail(f"an input called {name!r} gave wrong results instead of a crash")
 
 
@@ -127,7 +127,7 @@ def test_cond_branch_placeholder_named_inf_without_and_with_repair():
     expected, ep = eager_and_exported(CondInfOperand(), args, repaired=False)
     branch_names = [n.name for n in ep.graph_module.true_graph_0.graph.nodes if n.op == "placeholder"]
     if "inf" not in branch_names:
-        skip_fixed_torch(f"names cond branch placeholders {branch_names}")
+        not_reproduced(f"names cond branch placeholders {branch_names}")
     assert not torch.allclose(ep.module()(*args), expected, equal_nan=True)
     repair(ep)
     assert find_illegal_names(ep) == []

@@ -15,7 +15,7 @@ from torch_export_names import (
 from torch_export_names._fx_namespace import PrivateStateMissing
 from torch_export_names.passes import _graph_modules
 
-from conftest import CondT1Input
+from models import CondT1Input
 
 
 def names_and_code(ep):

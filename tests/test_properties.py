@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from torch_export_names import find_unrecorded_names, repair
 from torch_export_names._torch_compat import output_node
 
-from conftest import lint_all
+from helpers import lint_all
 
 # Op names and suffixed forms torch.export and later passes hand out.
 NAMES = ["mul", "mul_1", "mul_2", "t", "t_1", "cat", "cat_1", "arange", "add", "add_1",

@@ -7,19 +7,10 @@ import torch
 
 from torch_export_names import _fx_namespace, find_unrecorded_names, repair, reserve_node_names
 
-from conftest import add_named_node, lint_all, require_unrecorded, submodule
+from helpers import add_named_node, lint_all, not_reproduced, require_unrecorded, submodule
+from models import CondMulInput, MulInput
 
 REDEFINED = re.compile(r"Node redefined name")
-
-
-class MulInput(torch.nn.Module):
-    def forward(self, mul):
-        return mul * 2
-
-
-class CondMulInput(torch.nn.Module):
-    def forward(self, x, mul):
-        return torch.cond(x.sum() > 0, lambda a, b: a * b * 2, lambda a, b: a - b, (x, mul))
 
 
 class NoGradMulInput(torch.nn.Module):
@@ -46,10 +37,7 @@ def expect_collision_without_repair(make_ep, path, name):
     except RuntimeError as e:
         assert REDEFINED.search(str(e)), e
     else:
-        pytest.skip(
-            f"torch {torch.__version__} records export names or no longer produces "
-            "this collision; the repair is not needed here (pytorch/pytorch#202927)"
-        )
+        not_reproduced("records export names or no longer produces this collision")
 
 
 def test_top_level_collision_is_fixed():

@@ -1,5 +1,6 @@
 """`python -m torch_export_names run ...` and TORCH_EXPORT_NAMES=1 cover unchanged user code."""
 
+import inspect
 import os
 import subprocess
 import sys
@@ -12,16 +13,17 @@ import pytest
 
 from torch_export_names._bootstrap import ENV_VAR
 
+from helpers import not_reproduced
+from models import CollidingInputs
+
 USER_CODE = textwrap.dedent(
     """
     import sys
     import torch
     from torch.export import export
-
-    class CollidingInputs(torch.nn.Module):
-        def forward(self, mul, cat):
-            return torch.cat([mul * 2, cat])
-
+    """
+) + "\n" + inspect.getsource(CollidingInputs) + textwrap.dedent(
+    """
     ep = export(CollidingInputs(), (torch.randn(2, 3), torch.randn(2, 3)))
     g = ep.graph
     x = next(n for n in g.nodes if n.op == "placeholder")
@@ -56,7 +58,7 @@ def user_script(tmp_path):
 def test_user_code_fails_without_the_hook(user_script):
     r = _python("user_model.py", cwd=user_script)
     if r.returncode == 0:
-        pytest.skip("this torch no longer collides; the hook is not needed (pytorch/pytorch#202927)")
+        not_reproduced("runs the user code without the hook: it no longer collides")
     assert "Node redefined name mul_1!" in r.stderr
 
 
@@ -146,13 +148,14 @@ def test_env_var_other_values_warn_once_and_leave_the_hook_off():
 
 def _run_pth(tmp_path, line: str, **env):
     """Start a Python whose site directory holds ``line`` as torch_export_names.pth, where
-    torch_export_names cannot be imported (-S: not even from this venv)."""
+    torch_export_names cannot be imported (-S: not even from this venv; no PYTHONPATH either)."""
     site_dir = tmp_path / "site"
     site_dir.mkdir()
     (site_dir / "torch_export_names.pth").write_text(line)
     code = f"import site; site.addsitedir({str(site_dir)!r}); print('started')"
+    clean = {k: v for k, v in _env(**env).items() if k != "PYTHONPATH"}
     return subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60, env=_env(**env))
+                          text=True, timeout=60, env=clean)
 
 
 def test_a_broken_install_never_breaks_python_start_up(tmp_path):

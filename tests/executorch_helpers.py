@@ -1,7 +1,7 @@
 """Shared helpers for the ExecuTorch (Qualcomm) tests: compile specs and the QNN manager.
 
 Import what you need from here; fixtures imported into a test module are found
-by pytest (``from conftest_executorch import qnn_manager``).
+by pytest (``from executorch_helpers import qnn_manager``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 import pytest
 import torch
 
-from conftest import import_or_skip  # noqa: E402
+from helpers import import_or_skip
 
 import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
 
@@ -49,6 +49,7 @@ from executorch.backends.qualcomm.utils.utils import (  # noqa: E402
     generate_qnn_executorch_compiler_spec,
 )
 from executorch.exir.lowered_backend_module import LoweredBackendModule  # noqa: E402
+
 from fakes.fake_qnn_manager import FakeQnnManager, install_fake_qnn_manager  # noqa: E402
 
 SDK_ROOT = os.environ.get("QNN_SDK_ROOT")
