@@ -146,7 +146,7 @@ def main(argv: list[str]) -> int:
         f"{minutes} minutes (do not edit by hand). Per torch release: a new virtual environment,",
         "`pip install torch==V`, then `pip install \".[test]\"` (the package beside it, as a user",
         "installs it: it must keep that torch), the ExecuTorch release that pins that torch where",
-        "one installs on Python 3.11, the full suite (`python -m pytest tests`) and the patch",
+        "one installs on Python 3.11, the full suite (`python -m pytest tests --slow`) and the patch",
         "harness (`torch-export-names patch verify`). Each venv was deleted after its row.",
         *([os.environ["MATRIX_NOTE"]] if os.environ.get("MATRIX_NOTE") else []),
         "",
