@@ -22,6 +22,8 @@ def _pth_line() -> str:
 def _write_pth(directory: str) -> None:
     with open(os.path.join(directory, PTH), "w", encoding="utf-8") as f:
         f.write(_pth_line())
+
+
 # The one version source: torch_export_names.__version__ (read, not imported: no torch at build time).
 with open(os.path.join("torch_export_names", "__init__.py"), encoding="utf-8") as f:
     VERSION = re.search(r'^__version__ = "([^"]+)"$', f.read(), re.M).group(1)
@@ -34,7 +36,6 @@ class build_py_with_pth(build_py):
         super().run()
         self.mkpath(self.build_lib)
         _write_pth(self.build_lib)
-
 
 
 class editable_wheel_with_pth(editable_wheel):

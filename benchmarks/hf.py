@@ -57,14 +57,19 @@ def measure(name: str, *, full: bool, reps: int, lowering_reps: int, layers: int
     export_s = time.perf_counter() - start
     top, total, graphs = methods.node_counts(ep)
     row = {
-        "model": name, "full_width": full, "export_s": export_s,
-        "nodes_top": top, "nodes_total": total, "graphs": graphs,
+        "model": name,
+        "full_width": full,
+        "export_s": export_s,
+        "nodes_top": top,
+        "nodes_total": total,
+        "graphs": graphs,
         "unrecorded_after_export": len(find_unrecorded_names(ep)),
     }
     reset = methods.Unrepaired(ep)
     seconds, _ = run_interleaved(
         {"top_level_loop": lambda: methods.run_upstream_top_level_loop(ep), "repair": lambda: repair(ep)},
-        reps=reps, setup=reset.reset,
+        reps=reps,
+        setup=reset.reset,
     )
     for key, samples in seconds.items():
         row[key] = summarize(samples)
@@ -92,8 +97,11 @@ def _lowering(model, pairs: int) -> dict:
             if on:
                 in_hook.append(meter.seconds)
                 programs.append(meter.calls)
-            print(f"  lowering {i + 1}/{pairs}, hook {'on' if on else 'off'}: {samples[on][-1]:.1f} s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  lowering {i + 1}/{pairs}, hook {'on' if on else 'off'}: {samples[on][-1]:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     off, on_ = summarize(samples[False]), summarize(samples[True])
     return {
         "lowering_off": off,
@@ -111,8 +119,10 @@ def _instructions_cell(r: dict) -> str:
         return "not measured"
     if "error" in instr:
         return f"failed: {instr['error']}"
-    return (f"{instr['ratios']['repair_to_top_level_loop']:.2f}x "
-            f"({instr['repair']['Ir'] / 1e3:,.0f}k / {instr['top_level_loop']['Ir'] / 1e3:,.0f}k)")
+    return (
+        f"{instr['ratios']['repair_to_top_level_loop']:.2f}x "
+        f"({instr['repair']['Ir'] / 1e3:,.0f}k / {instr['top_level_loop']['Ir'] / 1e3:,.0f}k)"
+    )
 
 
 def _verdict(met: bool | None) -> str:
@@ -120,10 +130,13 @@ def _verdict(met: bool | None) -> str:
 
 
 def to_markdown(rows: list[dict], header: str) -> str:
-    lines = [header, "",
-             "| model | nodes (top / all, graphs) | torch.export | repair | repair / export "
-             "| top-level loop | repair / loop, wall clock | repair / loop, instructions |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        header,
+        "",
+        "| model | nodes (top / all, graphs) | torch.export | repair | repair / export "
+        "| top-level loop | repair / loop, wall clock | repair / loop, instructions |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['model']} | failed: {r['error']} | | | | | | |")
@@ -135,9 +148,12 @@ def to_markdown(rows: list[dict], header: str) -> str:
             f"| {_instructions_cell(r)} |"
         )
     if any("lowering_on" in r or "lowering_error" in r for r in rows):
-        lines += ["", "| model | export + XNNPACK lowering, hook off | hook on | on / off | within noise "
-                  "| time in the hook per run | programs repaired per run |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            "",
+            "| model | export + XNNPACK lowering, hook off | hook on | on / off | within noise "
+            "| time in the hook per run | programs repaired per run |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
         for r in rows:
             if "lowering_error" in r:
                 lines.append(f"| {r['model']} | failed: {r['lowering_error']} | | | | | |")
@@ -146,8 +162,10 @@ def to_markdown(rows: list[dict], header: str) -> str:
                 hook_cells = "| not measured | not measured |"
                 if "lowering_hook_time" in r:  # results of before the hook was metered have none
                     t = r["lowering_hook_time"]["median_s"]
-                    hook_cells = (f"| {fmt_time(t)} ({100 * t / on['median_s']:.3f}% of the run) "
-                                  f"| {r['lowering_hook_programs']:g} |")
+                    hook_cells = (
+                        f"| {fmt_time(t)} ({100 * t / on['median_s']:.3f}% of the run) "
+                        f"| {r['lowering_hook_programs']:g} |"
+                    )
                 noise = llama.noise_verdict(off, on)
                 lines.append(
                     f"| {r['model']} | {off['median_s']:.2f} s ({off['min_s']:.2f}-{off['max_s']:.2f}) "
@@ -155,12 +173,17 @@ def to_markdown(rows: list[dict], header: str) -> str:
                     f"| {r['lowering_on_over_off']:.3f} | {'yes' if noise['within_noise'] else 'no'} "
                     f"{hook_cells}"
                 )
-        lines += ["", f"Lowering: median (min-max) per state; {llama.NOISE_RULE}. The time in the hook "
-                  "is measured directly around what the hook runs after each ExportedProgram is built."]
+        lines += [
+            "",
+            f"Lowering: median (min-max) per state; {llama.NOISE_RULE}. The time in the hook "
+            "is measured directly around what the hook runs after each ExportedProgram is built.",
+        ]
     found = targets.evaluate_hf(rows)
     if found:
-        lines += ["", "Targets (issue 15; the 1.2x one is judged on instruction counts, as in "
-                  "`python -m benchmarks`):"]
+        lines += [
+            "",
+            "Targets (issue 15; the 1.2x one is judged on instruction counts, as in `python -m benchmarks`):",
+        ]
         lines += [f"- **{_verdict(t['met'])}** {t['target']}: {t['figure']}" for t in found]
     return "\n".join(lines) + "\n"
 
@@ -187,18 +210,42 @@ def _return_freed_memory() -> bool:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.hf", description=__doc__.split("\n\n")[0])
     p.add_argument("--full", action="store_true", help="real widths (default: reduced widths, real depths)")
-    p.add_argument("--lowering", type=int, nargs="?", const=3, default=0, metavar="PAIRS",
-                   help="also time export + XNNPACK lowering with the hook off and on (default 3 of each)")
+    p.add_argument(
+        "--lowering",
+        type=int,
+        nargs="?",
+        const=3,
+        default=0,
+        metavar="PAIRS",
+        help="also time export + XNNPACK lowering with the hook off and on (default 3 of each)",
+    )
     p.add_argument("--reps", type=int, default=51, help="repair / loop repetitions (default 51)")
-    p.add_argument("--models", nargs="*", default=list(ARCHITECTURES), choices=list(ARCHITECTURES),
-                   metavar="MODEL", help=f"subset of the models (default all: {', '.join(ARCHITECTURES)})")
-    p.add_argument("--no-instructions", action="store_true",
-                   help="skip the instruction counts under callgrind (each model is exported again there)")
-    p.add_argument("--instr-reps", type=int, default=instructions.DEFAULT_REPS,
-                   help=f"counted calls per method under callgrind (default {instructions.DEFAULT_REPS})")
+    p.add_argument(
+        "--models",
+        nargs="*",
+        default=list(ARCHITECTURES),
+        choices=list(ARCHITECTURES),
+        metavar="MODEL",
+        help=f"subset of the models (default all: {', '.join(ARCHITECTURES)})",
+    )
+    p.add_argument(
+        "--no-instructions",
+        action="store_true",
+        help="skip the instruction counts under callgrind (each model is exported again there)",
+    )
+    p.add_argument(
+        "--instr-reps",
+        type=int,
+        default=instructions.DEFAULT_REPS,
+        help=f"counted calls per method under callgrind (default {instructions.DEFAULT_REPS})",
+    )
     p.add_argument("--out", type=Path, help="output directory (default benchmarks/results[/full])")
-    p.add_argument("--render", type=Path, metavar="HF_JSON",
-                   help="measure nothing: write hf.md again from an hf.json (next to it)")
+    p.add_argument(
+        "--render",
+        type=Path,
+        metavar="HF_JSON",
+        help="measure nothing: write hf.md again from an hf.json (next to it)",
+    )
     args = p.parse_args(argv)
     if args.render is not None:
         saved = json.loads(args.render.read_text())
@@ -233,8 +280,10 @@ def main(argv=None) -> int:
             for r in rows:
                 if r["model"] in by_model:
                     r["instructions"] = by_model[r["model"]]
-            instr_note = (f"instructions: {counted['tool']}, {counted['reps']} counted calls per method, "
-                          f"{counted['duration_s']:.0f} s")
+            instr_note = (
+                f"instructions: {counted['tool']}, {counted['reps']} counted calls per method, "
+                f"{counted['duration_s']:.0f} s"
+            )
         else:
             instr_note = f"instructions not counted: {counted['reason']}"
     import transformers

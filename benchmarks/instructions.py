@@ -66,8 +66,9 @@ def _build_helper(directory: Path) -> Path:
         [cc, "-O1", "-shared", "-fPIC", "-o", str(lib), str(src)], capture_output=True, text=True
     )
     if done.returncode != 0:
-        raise RuntimeError(f"cannot build the callgrind helper (valgrind/callgrind.h missing?): "
-                           f"{done.stderr.strip()[-300:]}")
+        raise RuntimeError(
+            f"cannot build the callgrind helper (valgrind/callgrind.h missing?): {done.stderr.strip()[-300:]}"
+        )
     return lib
 
 
@@ -114,6 +115,7 @@ def measure(
     real depth if given); a model that fails to build or export is reported in
     ``result["hf"]`` with its error.
     """
+
     def spec(models):
         return {"models": models, "full_width": hf_full_width, "layers": hf_layers}
 
@@ -213,8 +215,11 @@ def _measure(layers, synthetic_sizes, hf_spec, *, reps, cache_sim, keep) -> dict
                 c = counts[f"{key}:{method}"]
                 row[method] = {ev: (c[ev] - base.get(ev, 0)) / reps for ev in c}
                 if not 0 < row[method]["Ir"] < c["Ir"] + 1:  # a count below the switch's own cost
-                    return {"available": False, "reason": f"callgrind counts of {key}:{method} are not "
-                            f"consistent ({c['Ir']} against {base.get('Ir')} for a call doing nothing)"}
+                    return {
+                        "available": False,
+                        "reason": f"callgrind counts of {key}:{method} are not "
+                        f"consistent ({c['Ir']} against {base.get('Ir')} for a call doing nothing)",
+                    }
             _add_ratios(row, kind)
             result[kind].append(row)
     return result
@@ -369,18 +374,31 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m benchmarks.instructions", description=__doc__.split("\n\n")[0]
     )
-    p.add_argument("--layers", type=int_list_or_none, default=DEFAULT_LAYERS,
-                   help=f"default {DEFAULT_LAYERS}; 0 for none")
-    p.add_argument("--synthetic-sizes", type=int_list_or_none, default=DEFAULT_SYNTHETIC,
-                   help=f"default {DEFAULT_SYNTHETIC}; 0 for none")
+    p.add_argument(
+        "--layers",
+        type=int_list_or_none,
+        default=DEFAULT_LAYERS,
+        help=f"default {DEFAULT_LAYERS}; 0 for none",
+    )
+    p.add_argument(
+        "--synthetic-sizes",
+        type=int_list_or_none,
+        default=DEFAULT_SYNTHETIC,
+        help=f"default {DEFAULT_SYNTHETIC}; 0 for none",
+    )
     p.add_argument(
         "--reps", type=int, default=DEFAULT_REPS, help=f"counted calls per method (default {DEFAULT_REPS})"
     )
     p.add_argument("--cache-sim", action="store_true", help="also count simulated cache misses (slower)")
     p.add_argument("--keep", type=Path, help="keep the callgrind files here (one per size and method)")
     p.add_argument("--json", type=Path, help="write the result here")
-    p.add_argument("--hf", nargs="*", default=[], metavar="MODEL",
-                   help="Hugging Face architectures from benchmarks.hf (reduced widths; --hf-full: real)")
+    p.add_argument(
+        "--hf",
+        nargs="*",
+        default=[],
+        metavar="MODEL",
+        help="Hugging Face architectures from benchmarks.hf (reduced widths; --hf-full: real)",
+    )
     p.add_argument("--hf-full", action="store_true", help="real widths for --hf")
     p.add_argument("--hf-json", help=argparse.SUPPRESS)
     p.add_argument("--child", metavar="HELPER", help=argparse.SUPPRESS)
@@ -392,8 +410,13 @@ def main(argv=None) -> int:
     if unknown:
         p.error(f"unknown --hf model(s) {unknown}; choose from {_hf_names()}")
     result = measure(
-        args.layers, args.synthetic_sizes, hf_models=args.hf, hf_full_width=args.hf_full,
-        reps=args.reps, cache_sim=args.cache_sim, keep=args.keep,
+        args.layers,
+        args.synthetic_sizes,
+        hf_models=args.hf,
+        hf_full_width=args.hf_full,
+        reps=args.reps,
+        cache_sim=args.cache_sim,
+        keep=args.keep,
     )
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
@@ -440,8 +463,13 @@ def format_table(result: dict) -> str:
         lines += ["", "Simulated cache misses per call (D1 read+write misses, last-level data misses):"]
         measured_hf = [r for r in result.get("hf", []) if "error" not in r]
         for r in result["llama"] + result["synthetic"] + measured_hf:
-            name = (f"{r['layers']} layers" if "layers" in r
-                    else r["model"] if "model" in r else f"synthetic {r['nodes']:,}")
+            name = (
+                f"{r['layers']} layers"
+                if "layers" in r
+                else r["model"]
+                if "model" in r
+                else f"synthetic {r['nodes']:,}"
+            )
             for m in ("repair", "top_level_loop", "repair_export_like"):
                 if m in r:
                     ev = r[m]

@@ -266,26 +266,26 @@ def _record_name(obj: str, regex: str) -> str:
     return _RECORD_NAME.replace("OBJ", obj).replace("REGEX", regex)
 
 
-_RENAME_OBJECT = '''\
+_RENAME_OBJECT = """\
     def _rename_object(self, obj: object, name: str) -> None:
         if obj not in self._obj_to_name:
             raise AssertionError(f"Object {obj} is not in _obj_to_name")
         self._obj_to_name[obj] = name
         self._used_names.add(name)
-'''
-_RENAME_OBJECT_ANY = '''\
+"""
+_RENAME_OBJECT_ANY = """\
     def _rename_object(self, obj: Any, name: str):
         if obj not in self._obj_to_name:
             raise AssertionError(f"Object {obj} is not in _obj_to_name")
         self._obj_to_name[obj] = name
         self._used_names.add(name)
-'''
-_RENAME_OBJECT_ASSERT = '''\
+"""
+_RENAME_OBJECT_ASSERT = """\
     def _rename_object(self, obj: Any, name: str):
         assert obj in self._obj_to_name
         self._obj_to_name[obj] = name
         self._used_names.add(name)
-'''
+"""
 
 _SHADOWS_GENERATED_CODE = '''\
 def _shadows_generated_code(name: str) -> bool:
@@ -340,7 +340,7 @@ def _legal_forward_arg_names(names: list[str]) -> list[str]:
 
 '''
 
-_GUARDS_RENAME = '''\
+_GUARDS_RENAME = """\
         # ep._guards_code names the user's arguments (L['inf']); the forward
         # takes some of them under other names (_legal_forward_arg_names)
         ep_guards_code = ep._guards_code
@@ -350,54 +350,54 @@ _GUARDS_RENAME = '''\
                 ep_guards_code = [
                     g.replace(f"L['{name}']", f"L['{param}']") for g in ep_guards_code
                 ]
-'''
+"""
 
-_KWARGS_REBIND = '''\
+_KWARGS_REBIND = """\
     args, kwargs = example_inputs
     params = list(signature.parameters)
     if kwargs and len(params) == len(args) + len(kwargs):
         # forward_arg_names end with the kwargs in order; some may have been
         # renamed (_legal_forward_arg_names)
         kwargs = dict(zip(params[len(args) :], kwargs.values()))
-'''
+"""
 
-_MAP_IMPL = '''\
+_MAP_IMPL = """\
             elif node.target._name == "map_impl":
                 body_graph, array, args = node._args
                 subgraph_ph_tuples.append(
                     (getattr(gm, body_graph.target), array + args)
                 )
-'''
-_AUTOCAST_BRANCH = '''\
+"""
+_AUTOCAST_BRANCH = """\
             elif node.target._name == "wrap_with_autocast":
                 # (device_type, dtype, enabled, cache_enabled, body, *operands)
                 subgraph, phs = node._args[4], node._args[5:]
                 subgraph_ph_tuples.append((getattr(gm, subgraph.target), phs))
-'''
-_WHILE_LOOP_BRANCH = '''\
+"""
+_WHILE_LOOP_BRANCH = """\
             elif node.target._name == "while_loop":
                 cond_graph, body_graph, carried, additional = node._args
                 phs = (*carried, *additional)
                 subgraph_ph_tuples.append((getattr(gm, cond_graph.target), phs))
                 subgraph_ph_tuples.append((getattr(gm, body_graph.target), phs))
-'''
+"""
 _SCAN_BRANCH = {
-    "init, xs, additional": '''\
+    "init, xs, additional": """\
             elif node.target._name == "scan":
                 # combine_fn(*init, *xs[i], *additional_inputs)
                 combine_graph, init, xs, additional = node._args
                 subgraph_ph_tuples.append(
                     (getattr(gm, combine_graph.target), (*init, *xs, *additional))
                 )
-''',
-    "init, xs, dim, reverse, additional": '''\
+""",
+    "init, xs, dim, reverse, additional": """\
             elif node.target._name == "scan":
                 # combine_fn(*init, *xs[i], *additional_inputs)
                 combine_graph, init, xs, _dim, _reverse, additional = node._args
                 subgraph_ph_tuples.append(
                     (getattr(gm, combine_graph.target), (*init, *xs, *additional))
                 )
-''',
+""",
     None: "",
 }
 
@@ -451,15 +451,15 @@ def _assign_in(path_alts: list[tuple[str, int]], old: str, new: str, note: str =
 
 _UTILS = "torch/_export/utils.py"
 _EP = "torch/export/exported_program.py"
-_OLD_HOO_LOOP = '''\
+_OLD_HOO_LOOP = """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs):  # placeholder, retain name
                 name_map[node.name] = hoo_phs[i].name
                 node.name = node.target = hoo_phs[i].name
             else:  # non-placeholder, check for collisions
                 node.name = _rename_without_collisions(name_map, node.name, node.name)
-'''
-_OLD_HOO_LOOP_NEW = '''\
+"""
+_OLD_HOO_LOOP_NEW = """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
                 operand = hoo_phs[i]
@@ -476,24 +476,24 @@ _OLD_HOO_LOOP_NEW = '''\
                 node._assign_name(
                     _rename_without_collisions(name_map, node.name, node.name)
                 )
-'''
-_OLD_COLLISION_TEST = '''\
+"""
+_OLD_COLLISION_TEST = """\
     if name in name_map.values():
         # non-placeholder nodes may be suffixed with the count
-'''
-_OLD_COLLISION_TEST_NEW = '''\
+"""
+_OLD_COLLISION_TEST_NEW = """\
     # A name that would change what the code torch.fx generates means (inf,
     # torch, device, self, a keyword, ...) is suffixed as if it were taken.
     if name in name_map.values() or torch.fx.graph._shadows_generated_code(name):
         # non-placeholder nodes may be suffixed with the count
-'''
-_RENAME_OBJECT_13 = '''\
+"""
+_RENAME_OBJECT_13 = """\
     def _rename_object(self, obj: object, name: str) -> None:
         if obj not in self._obj_to_name:
             raise AssertionError(f"Object {obj} is not in _obj_to_name")
         self._obj_to_name[obj] = name
         self._used_names.add(name)
-'''
+"""
 
 _NAME_ASSIGNMENT = r"^\s*[\w\[\]\.]+\.name = "
 
@@ -529,11 +529,15 @@ EDITS: list[Edit] = [
     ),
     Edit(
         "torch/fx/node.py: new Node._assign_name",
-        (Alt("torch/fx/node.py", '''\
+        (
+            Alt(
+                "torch/fx/node.py",
+                """\
         name = self.graph._graph_namespace.create_name(candidate, None)
         self.name = name
         self.graph._graph_namespace._rename_object(self, name)
-''', '''\
+""",
+                '''\
         name = self.graph._graph_namespace.create_name(candidate, None)
         self.name = name
         self.graph._graph_namespace._rename_object(self, name)
@@ -549,7 +553,9 @@ EDITS: list[Edit] = [
         """
         self.name = name
         self.graph._graph_namespace._record_name(self, name)
-'''),),
+''',
+            ),
+        ),
     ),
     Edit(
         "torch/fx/graph.py: new _shadows_generated_code",
@@ -564,17 +570,21 @@ EDITS: list[Edit] = [
     Edit(
         "_rename_without_collisions: suffix a name that shadows generated code like a taken one",
         (
-            Alt(_UTILS, '''\
+            Alt(
+                _UTILS,
+                """\
     new_name = name
     if new_name in used_names:
         new_name = f"{key}_{find_available[key] + 1}"
-''', '''\
+""",
+                """\
     new_name = name
     # A name that would change what the code torch.fx generates means (inf,
     # torch, device, self, a keyword, ...) is suffixed as if it were taken.
     if new_name in used_names or torch.fx.graph._shadows_generated_code(new_name):
         new_name = f"{key}_{find_available[key] + 1}"
-'''),
+""",
+            ),
             *(
                 Alt(path, _OLD_COLLISION_TEST, _OLD_COLLISION_TEST_NEW, note=_OLD_RENAME)
                 for path in (_UTILS, _EP)
@@ -603,13 +613,17 @@ EDITS: list[Edit] = [
     Edit(
         "_unlift._get_codegen: module()'s forward takes legal parameter names",
         (
-            Alt("torch/export/_unlift.py", '''\
+            Alt(
+                "torch/export/_unlift.py",
+                """\
     if forward_arg_names:
         names = forward_arg_names
-''', '''\
+""",
+                """\
     if forward_arg_names:
         names = _legal_forward_arg_names(forward_arg_names)
-'''),
+""",
+            ),
         ),
     ),
     Edit(
@@ -637,15 +651,19 @@ EDITS: list[Edit] = [
     Edit(
         "_swap: placeholders of the swapped module take legal names",
         (
-            Alt("torch/export/_swap.py", '''\
+            Alt(
+                "torch/export/_swap.py",
+                """\
     for arg in forward_arg_names:
         with gm.graph.inserting_before(old_placeholders[0]):
-''', '''\
+""",
+                """\
     from torch.export._unlift import _legal_forward_arg_names
 
     for arg in _legal_forward_arg_names(forward_arg_names):
         with gm.graph.inserting_before(old_placeholders[0]):
-'''),
+""",
+            ),
         ),
         na=(
             "torch/export/_swap.py (module swapping) does not exist in this release",
@@ -655,10 +673,13 @@ EDITS: list[Edit] = [
     Edit(
         "_unlift._get_input_paths: bind renamed kwargs by position",
         (
-            Alt("torch/export/_unlift.py", '''\
+            Alt(
+                "torch/export/_unlift.py",
+                """\
     args, kwargs = example_inputs
     binded = signature.bind(*args, **kwargs)
-''', '''\
+""",
+                """\
     args, kwargs = example_inputs
     params = list(signature.parameters)
     if kwargs and len(params) == len(args) + len(kwargs):
@@ -666,11 +687,11 @@ EDITS: list[Edit] = [
         # renamed (_legal_forward_arg_names)
         kwargs = dict(zip(params[len(args) :], kwargs.values()))
     binded = signature.bind(*args, **kwargs)
-'''),
+""",
+            ),
             Alt(
                 "torch/export/_unlift.py",
-                "    args, kwargs = example_inputs\n"
-                "    ctx = signature.bind(*args, **kwargs).arguments\n",
+                "    args, kwargs = example_inputs\n    ctx = signature.bind(*args, **kwargs).arguments\n",
                 _KWARGS_REBIND + "    ctx = signature.bind(*args, **kwargs).arguments\n",
             ),
         ),
@@ -687,7 +708,9 @@ EDITS: list[Edit] = [
     Edit(
         "_name_hoo_subgraph_placeholders: name placeholders, record names",
         (
-            Alt(_UTILS, '''\
+            Alt(
+                _UTILS,
+                """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs):  # placeholder, retain name
                 name_map[node.name] = hoo_phs[i].name
@@ -697,7 +720,8 @@ EDITS: list[Edit] = [
                 node.name = _rename_without_collisions(
                     name_map, find_available, used_names, node.name, node.name
                 )
-''', '''\
+""",
+                """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
                 operand = hoo_phs[i]
@@ -718,55 +742,73 @@ EDITS: list[Edit] = [
                         name_map, find_available, used_names, node.name, node.name
                     )
                 )
-'''),
-            *(
-                Alt(path, _OLD_HOO_LOOP, _OLD_HOO_LOOP_NEW, note=_OLD_RENAME)
-                for path in (_UTILS, _EP)
+""",
             ),
+            *(Alt(path, _OLD_HOO_LOOP, _OLD_HOO_LOOP_NEW, note=_OLD_RENAME) for path in (_UTILS, _EP)),
         ),
     ),
     Edit(
         "_assign_new_node_names (placeholder_naming_pass): placeholders",
-        (Alt(_UTILS, '''\
+        (
+            Alt(
+                _UTILS,
+                """\
             node.name = node.target = name_map[node.name]
-''', '''\
+""",
+                """\
             node._assign_name(name_map[node.name])
             node.target = node.name
-'''),),
+""",
+            ),
+        ),
     ),
     Edit(
         "_assign_new_node_names (placeholder_naming_pass): other nodes",
-        (Alt(_UTILS, '''\
+        (
+            Alt(
+                _UTILS,
+                """\
         elif node.name in name_map:
             node.name = name_map[node.name]
-''', '''\
+""",
+                """\
         elif node.name in name_map:
             node._assign_name(name_map[node.name])
-'''),),
+""",
+            ),
+        ),
     ),
     Edit(
         "run_decompositions: placeholders",
-        _assign_in([(_EP, 0), (_EP, 4)], '''\
+        _assign_in(
+            [(_EP, 0), (_EP, 4)],
+            """\
         new_ph.name = new_ph.target = old_ph.name
-''', '''\
+""",
+            """\
         new_ph._assign_name(old_ph.name)
         new_ph.target = old_ph.name
-'''),
+""",
+        ),
     ),
     Edit(
         "run_decompositions: nodes colliding with placeholders",
         (
-            Alt(_EP, '''\
+            Alt(
+                _EP,
+                """\
         node.name = _rename_without_collisions(
             name_map, find_available, used_names, node.name, node.name
         )
-''', '''\
+""",
+                """\
         node._assign_name(
             _rename_without_collisions(
                 name_map, find_available, used_names, node.name, node.name
             )
         )
-'''),
+""",
+            ),
             *_assign_in(
                 [(_EP, 0), (_EP, 4)],
                 "        node.name = _rename_without_collisions(name_map, node.name, node.name)\n",
@@ -780,13 +822,17 @@ EDITS: list[Edit] = [
     Edit(
         "run_decompositions: output-producing nodes",
         (
-            Alt(_EP, '''\
+            Alt(
+                _EP,
+                """\
         if name is not None:
             output.name = name
-''', '''\
+""",
+                """\
         if name is not None:
             output._assign_name(name)
-'''),
+""",
+            ),
             Alt(
                 _EP,
                 "        if isinstance(new_outputs[i], torch.fx.Node):\n"
@@ -803,20 +849,32 @@ EDITS: list[Edit] = [
     ),
     Edit(
         "_trace._rename_constants_nodes (strict export): lifted constants",
-        (Alt("torch/export/_trace.py", '''\
+        (
+            Alt(
+                "torch/export/_trace.py",
+                """\
                 node.name = node.target = buffer_to_constant[node.name]
-''', '''\
+""",
+                """\
                 node._assign_name(buffer_to_constant[node.name])
                 node.target = node.name
-'''),),
+""",
+            ),
+        ),
     ),
     Edit(
         "_unlift._insert_copy_for_mutations (module()): the new output node",
-        (Alt("torch/export/_unlift.py", '''\
+        (
+            Alt(
+                "torch/export/_unlift.py",
+                """\
         new_output.name = output_node.name
-''', '''\
+""",
+                """\
         new_output._assign_name(output_node.name)
-'''),),
+""",
+            ),
+        ),
         na=(
             "module()'s unlift creates its output node with graph.output(...) and never "
             "renames a node (no `.name =` in torch/export/_unlift.py)",
@@ -825,11 +883,17 @@ EDITS: list[Edit] = [
     ),
     Edit(
         "experimental._copy_graph_module_and_signature: copied placeholders",
-        (Alt("torch/export/experimental/__init__.py", '''\
+        (
+            Alt(
+                "torch/export/experimental/__init__.py",
+                """\
             new_node.name = old_node.name
-''', '''\
+""",
+                """\
             new_node._assign_name(old_node.name)
-'''),),
+""",
+            ),
+        ),
         na=(
             "torch/export/experimental/ does not exist in this release",
             lambda s: s.text("torch/export/experimental/__init__.py") is None,
@@ -837,35 +901,51 @@ EDITS: list[Edit] = [
     ),
     Edit(
         "serde deserialize_graph: placeholders (second site)",
-        (Alt("torch/_export/serde/serialize.py", '''\
+        (
+            Alt(
+                "torch/_export/serde/serialize.py",
+                """\
                     placeholder_node.name = node_name
-''', '''\
+""",
+                """\
                     placeholder_node._assign_name(node_name)
-'''),),
+""",
+            ),
+        ),
         na=(
             "the deserializer names placeholders at one site only (the next edit)",
-            lambda s: s.count(
-                "torch/_export/serde/serialize.py", r"^\s*placeholder_node\.name = "
-            ) == 1,
+            lambda s: s.count("torch/_export/serde/serialize.py", r"^\s*placeholder_node\.name = ") == 1,
         ),
     ),
     Edit(
         "serde deserialize_graph: placeholders",
-        (Alt("torch/_export/serde/serialize.py", '''\
+        (
+            Alt(
+                "torch/_export/serde/serialize.py",
+                """\
                 placeholder_node.name = node_name
-''', '''\
+""",
+                """\
                 placeholder_node._assign_name(node_name)
-'''),),
+""",
+            ),
+        ),
     ),
     Edit(
         "serde sync_fx_node: every other loaded node",
-        (Alt("torch/_export/serde/serialize.py", '''\
+        (
+            Alt(
+                "torch/_export/serde/serialize.py",
+                """\
         # overwrite name
         fx_node.name = name
-''', '''\
+""",
+                """\
         # overwrite name
         fx_node._assign_name(name)
-'''),),
+""",
+            ),
+        ),
         na=(
             "the deserializer names these nodes through graph.create_node(..., name), "
             "which records them (no `fx_node.name =` in torch/_export/serde/serialize.py)",
@@ -873,7 +953,6 @@ EDITS: list[Edit] = [
         ),
     ),
 ]
-
 
 
 def _git(repo: Path, *args: str, stdin: str | None = None) -> str:
@@ -890,7 +969,11 @@ def _git(repo: Path, *args: str, stdin: str | None = None) -> str:
     }
     return subprocess.run(
         ["git", "-C", str(repo), *args],
-        input=stdin, check=True, capture_output=True, text=True, env=env,
+        input=stdin,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
     ).stdout
 
 
@@ -931,9 +1014,7 @@ def apply_recipe(src: Sources) -> tuple[dict[str, str], list[Outcome]]:
             if found != alt.count:
                 tried.append(f"{alt.path}: {found} occurrence(s) of\n{alt.old}")
                 continue
-            texts[alt.path] = re.sub(
-                "(?m)^" + re.escape(alt.old), lambda _m, new=alt.new: new, text
-            )
+            texts[alt.path] = re.sub("(?m)^" + re.escape(alt.old), lambda _m, new=alt.new: new, text)
             outcomes.append(Outcome(number, edit, alt, alt_number))
             break
         else:
@@ -943,8 +1024,7 @@ def apply_recipe(src: Sources) -> tuple[dict[str, str], list[Outcome]]:
             raise SystemExit(
                 f"{src.site}: edit #{number} ({edit.site}) matches nothing and is not "
                 "marked not applicable for this torch; this torch's source differs from "
-                "what the recipe knows. Tried (each must occur exactly once):\n"
-                + "\n".join(tried)
+                "what the recipe knows. Tried (each must occur exactly once):\n" + "\n".join(tried)
             )
     return texts, outcomes
 
@@ -956,13 +1036,17 @@ def message(outcomes: list[Outcome]) -> str:
     if not notes and not missing:
         return MESSAGE
     wrap = functools.partial(textwrap.fill, width=72)
-    lines = [wrap("Backport: the code of this release differs from the one the description above "
-                  "was written for.")]
+    lines = [
+        wrap("Backport: the code of this release differs from the one the description above was written for.")
+    ]
     for note in notes:
         lines.append(wrap(note, initial_indent="- ", subsequent_indent="  "))
     for o in missing:
-        lines.append(wrap(f"Not applicable, {o.edit.site}: {o.edit.na[0]}.",
-                          initial_indent="- ", subsequent_indent="  "))
+        lines.append(
+            wrap(
+                f"Not applicable, {o.edit.site}: {o.edit.na[0]}.", initial_indent="- ", subsequent_indent="  "
+            )
+        )
     paragraph = "\n".join(lines) + "\n\n"
     return MESSAGE.replace(MESSAGE_TAIL, paragraph + MESSAGE_TAIL)
 
@@ -1000,9 +1084,7 @@ def make(version: str, site: Path, *, write: bool = True) -> list[Outcome]:
         _git(repo, "commit", "-q", "-F", "-", stdin=message(outcomes))
         patch = _git(repo, "format-patch", "-1", "--stdout", "--no-signature", "--stat=80")
     (HERE / f"torch-{version}.patch").write_text(patch)
-    lines = [
-        f"{hashlib.sha256((site / p).read_bytes()).hexdigest()}  {p}\n" for p in files
-    ]
+    lines = [f"{hashlib.sha256((site / p).read_bytes()).hexdigest()}  {p}\n" for p in files]
     (HERE / f"torch-{version}.sha256").write_text("".join(lines))
     print(f"patches/torch-{version}.patch: {len(files)} torch files + {TEST_PATH}")
     return outcomes

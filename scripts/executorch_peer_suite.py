@@ -32,12 +32,22 @@ def _outcomes(junit: Path) -> dict[str, str]:
 def _run(label: str, prefix: list[str], tests: Path, work: Path) -> tuple[str, dict[str, str]]:
     junit = work / f"{label}.xml"
     env = {k: v for k, v in os.environ.items() if k != "TORCH_EXPORT_NAMES"}
-    cmd = [sys.executable, *prefix, "pytest", "-q", "-p", "no:cacheprovider",
-           f"--junitxml={junit}", str(tests)]
+    cmd = [
+        sys.executable,
+        *prefix,
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={junit}",
+        str(tests),
+    ]
     print(f"[{label}] {' '.join(cmd)}", file=sys.stderr, flush=True)
     r = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
-    summary = next((line for line in reversed(r.stdout.splitlines()) if " in " in line and "=" in line),
-                   r.stdout.splitlines()[-1] if r.stdout else f"exit {r.returncode}")
+    summary = next(
+        (line for line in reversed(r.stdout.splitlines()) if " in " in line and "=" in line),
+        r.stdout.splitlines()[-1] if r.stdout else f"exit {r.returncode}",
+    )
     return summary.strip("= "), _outcomes(junit)
 
 

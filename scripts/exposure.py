@@ -124,51 +124,119 @@ def _flows():
     q = _rand(*[(1, 2, 3, 4)] * 3)
     triu = lambda a, b: torch.triu(a) + b  # noqa: E731
     return [
-        ("Qualcomm export pipeline", "QnnPassManager().transform_for_export_pipeline(ep)", qnn_export,
-         "executorch.backends.qualcomm._passes.qnn_pass_manager",
-         [("x, y", lambda: (Named(triu, ("x", "y")), _rand((4, 4), (4, 4)))),
-          ("x, arange", lambda: (Named(triu, ("x", "arange")), _rand((4, 4), (4, 4))))]),
-        ("XNNPACK", "to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])", xnnpack_lower,
-         "executorch.backends.xnnpack.partition.xnnpack_partitioner",
-         [("x", lambda: (linear_relu_scale("x"), x24)),
-          ("mul", lambda: (linear_relu_scale("mul"), x24))]),
-        ("Cadence export", "cadence.aot.compiler.export_to_edge(model, args)", cadence_export_to_edge,
-         "executorch.backends.cadence.aot.compiler",
-         [("x", lambda: (linear_relu_scale("x"), x24)),
-          ("full_default", lambda: (linear_relu_scale("full_default"), x24))]),
-        ("Cadence quantize", "cadence.aot.compiler.quantize_pt2(model, args)", cadence_quantize,
-         "executorch.backends.cadence.aot.compiler",
-         [("x", lambda: (linear_relu_scale("x"), x24)),
-          ("full_default", lambda: (linear_relu_scale("full_default"), x24))]),
-        ("exir write-back", "insert_write_back_for_buffers_pass(ep.run_decompositions())", exir_write_back,
-         "executorch.exir.passes.insert_write_back_for_buffers_pass",
-         [("x", lambda: (WithParam(lambda m, a: (m.cache.add_(a), a * 2)[1], ("x",)), _rand((3,)))),
-          ("copy__default", lambda: (WithParam(lambda m, a: (m.cache.add_(a), a * 2)[1], ("copy__default",)),
-                                     _rand((3,))))]),
-        ("exir constant propagation", "constant_prop_pass(ep)", exir_constant_prop,
-         "executorch.exir.passes.constant_prop_pass",
-         [("x", lambda: (WithParam(lambda m, a: (a + 1, m.w * 2), ("x",)), _rand((3,)))),
-          ("aten_clone_default", lambda: (WithParam(lambda m, a: (a + 1, m.w * 2), ("aten_clone_default",)),
-                                          _rand((3,)))),
-          ("_prop_tensor_constant0", lambda: (WithParam(lambda m, a: (a + 1, m.w * 2),
-                                                       ("_prop_tensor_constant0",)), _rand((3,))))]),
-        ("devtools intermediate-output tap", "tap_intermediate_outputs_(ep)", devtools_tap,
-         "executorch.devtools.intermediate_output_tap",
-         [("x", lambda: (Named(lambda a: a.sin() * 2, ("x",)), x24)),
-          ("tap_tensor", lambda: (Named(lambda a: a.sin() * 2, ("tap_tensor",)), x24))]),
-        ("backends/transforms SDPA", "DecomposeScaledDotProductAttention()(ep.graph_module)", transforms_sdpa,
-         "executorch.backends.transforms.decompose_sdpa",
-         [("q, k, v", lambda: (Named(F.scaled_dot_product_attention, ("q", "k", "v")), q)),
-          ("bmm, k, v", lambda: (Named(F.scaled_dot_product_attention, ("bmm", "k", "v")), q))]),
-        ("Arm annotation pipeline",
-         "ArmPassManager(TOSA-1.0+FP).transform_for_annotation_pipeline(ep.graph_module)", arm_annotation,
-         "tosa_serializer",
-         [("x", lambda: (Named(lambda a: 1.0 - a, ("x",)), x24)),
-          ("sub_tensor", lambda: (Named(lambda a: 1.0 - a, ("sub_tensor",)), x24))]),
-        ("NXP ConvertDivToMulPass", "PassManager([ConvertDivToMulPass()])(ep.graph_module)", nxp_div_to_mul,
-         "executorch.backends.nxp.aten_passes.convert_div_to_mul",
-         [("x", lambda: (Named(lambda a: a / 2.0, ("x",)), x24)),
-          ("mul_tensor", lambda: (Named(lambda a: a / 2.0, ("mul_tensor",)), x24))]),
+        (
+            "Qualcomm export pipeline",
+            "QnnPassManager().transform_for_export_pipeline(ep)",
+            qnn_export,
+            "executorch.backends.qualcomm._passes.qnn_pass_manager",
+            [
+                ("x, y", lambda: (Named(triu, ("x", "y")), _rand((4, 4), (4, 4)))),
+                ("x, arange", lambda: (Named(triu, ("x", "arange")), _rand((4, 4), (4, 4)))),
+            ],
+        ),
+        (
+            "XNNPACK",
+            "to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])",
+            xnnpack_lower,
+            "executorch.backends.xnnpack.partition.xnnpack_partitioner",
+            [("x", lambda: (linear_relu_scale("x"), x24)), ("mul", lambda: (linear_relu_scale("mul"), x24))],
+        ),
+        (
+            "Cadence export",
+            "cadence.aot.compiler.export_to_edge(model, args)",
+            cadence_export_to_edge,
+            "executorch.backends.cadence.aot.compiler",
+            [
+                ("x", lambda: (linear_relu_scale("x"), x24)),
+                ("full_default", lambda: (linear_relu_scale("full_default"), x24)),
+            ],
+        ),
+        (
+            "Cadence quantize",
+            "cadence.aot.compiler.quantize_pt2(model, args)",
+            cadence_quantize,
+            "executorch.backends.cadence.aot.compiler",
+            [
+                ("x", lambda: (linear_relu_scale("x"), x24)),
+                ("full_default", lambda: (linear_relu_scale("full_default"), x24)),
+            ],
+        ),
+        (
+            "exir write-back",
+            "insert_write_back_for_buffers_pass(ep.run_decompositions())",
+            exir_write_back,
+            "executorch.exir.passes.insert_write_back_for_buffers_pass",
+            [
+                ("x", lambda: (WithParam(lambda m, a: (m.cache.add_(a), a * 2)[1], ("x",)), _rand((3,)))),
+                (
+                    "copy__default",
+                    lambda: (
+                        WithParam(lambda m, a: (m.cache.add_(a), a * 2)[1], ("copy__default",)),
+                        _rand((3,)),
+                    ),
+                ),
+            ],
+        ),
+        (
+            "exir constant propagation",
+            "constant_prop_pass(ep)",
+            exir_constant_prop,
+            "executorch.exir.passes.constant_prop_pass",
+            [
+                ("x", lambda: (WithParam(lambda m, a: (a + 1, m.w * 2), ("x",)), _rand((3,)))),
+                (
+                    "aten_clone_default",
+                    lambda: (WithParam(lambda m, a: (a + 1, m.w * 2), ("aten_clone_default",)), _rand((3,))),
+                ),
+                (
+                    "_prop_tensor_constant0",
+                    lambda: (
+                        WithParam(lambda m, a: (a + 1, m.w * 2), ("_prop_tensor_constant0",)),
+                        _rand((3,)),
+                    ),
+                ),
+            ],
+        ),
+        (
+            "devtools intermediate-output tap",
+            "tap_intermediate_outputs_(ep)",
+            devtools_tap,
+            "executorch.devtools.intermediate_output_tap",
+            [
+                ("x", lambda: (Named(lambda a: a.sin() * 2, ("x",)), x24)),
+                ("tap_tensor", lambda: (Named(lambda a: a.sin() * 2, ("tap_tensor",)), x24)),
+            ],
+        ),
+        (
+            "backends/transforms SDPA",
+            "DecomposeScaledDotProductAttention()(ep.graph_module)",
+            transforms_sdpa,
+            "executorch.backends.transforms.decompose_sdpa",
+            [
+                ("q, k, v", lambda: (Named(F.scaled_dot_product_attention, ("q", "k", "v")), q)),
+                ("bmm, k, v", lambda: (Named(F.scaled_dot_product_attention, ("bmm", "k", "v")), q)),
+            ],
+        ),
+        (
+            "Arm annotation pipeline",
+            "ArmPassManager(TOSA-1.0+FP).transform_for_annotation_pipeline(ep.graph_module)",
+            arm_annotation,
+            "tosa_serializer",
+            [
+                ("x", lambda: (Named(lambda a: 1.0 - a, ("x",)), x24)),
+                ("sub_tensor", lambda: (Named(lambda a: 1.0 - a, ("sub_tensor",)), x24)),
+            ],
+        ),
+        (
+            "NXP ConvertDivToMulPass",
+            "PassManager([ConvertDivToMulPass()])(ep.graph_module)",
+            nxp_div_to_mul,
+            "executorch.backends.nxp.aten_passes.convert_div_to_mul",
+            [
+                ("x", lambda: (Named(lambda a: a / 2.0, ("x",)), x24)),
+                ("mul_tensor", lambda: (Named(lambda a: a / 2.0, ("mul_tensor",)), x24)),
+            ],
+        ),
     ]
 
 
@@ -258,8 +326,18 @@ def main(argv=None) -> int:
                 outcome, report = _run_once(flow, make, hook)
                 at_risk = sum(e.kind == "at-risk" for e in report.events)
                 shared = sum(e.kind == "shared-target" for e in report.events)
-                rows.append((label, inputs, "on" if hook else "off", outcome, at_risk,
-                             len(report.duplicates), shared, len(report.errors)))
+                rows.append(
+                    (
+                        label,
+                        inputs,
+                        "on" if hook else "off",
+                        outcome,
+                        at_risk,
+                        len(report.duplicates),
+                        shared,
+                        len(report.errors),
+                    )
+                )
                 if not hook:
                     for s in report.sites():
                         sites.append((label, inputs, s))
@@ -286,8 +364,9 @@ def main(argv=None) -> int:
     out.append("| --- | --- | --- | --- | --- | --- | --- |")
     for label, inputs, hook, outcome, at_risk, dups, shared, errors in rows:
         note = f" (audit errors: {errors})" if errors else ""
-        out.append(f"| {label} | `{inputs}` | {hook} | {_md_escape(outcome)}{note} | {at_risk} | {dups} "
-                   f"| {shared} |")
+        out.append(
+            f"| {label} | `{inputs}` | {hook} | {_md_escape(outcome)}{note} | {at_risk} | {dups} | {shared} |"
+        )
     out.append("")
     out.append("What each flow runs:\n")
     for label, what, _, _, _ in _flows():
@@ -305,16 +384,19 @@ def main(argv=None) -> int:
             out.append(f"- {label}: {_md_escape(why)}")
         out.append("")
     out.append("### Where (hook off)\n")
-    out.append("The first stack frame outside torch and this package for every at-risk creation or "
-               "shared target.\n")
+    out.append(
+        "The first stack frame outside torch and this package for every at-risk creation or shared target.\n"
+    )
     out.append("| flow | inputs | kind | site | api | count | created | duplicates |")
     out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, inputs, s in sites:
         more = len(s["created"]) - 4
         created = ", ".join(s["created"][:4]) + (f" (+{more})" if more > 0 else "")
         dups = ", ".join(s["duplicates"] or s["shared_targets"])
-        out.append(f"| {label} | `{inputs}` | {s['kind']} | `{s['site']}` | {s['api']} | {s['creations']} | "
-                   f"{created} | {dups} |")
+        out.append(
+            f"| {label} | `{inputs}` | {s['kind']} | `{s['site']}` | {s['api']} | {s['creations']} | "
+            f"{created} | {dups} |"
+        )
     out.append("")
     if overhead is not None:
         plain, with_audit = overhead

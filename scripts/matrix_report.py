@@ -22,26 +22,26 @@ from pathlib import Path
 
 # What every run shows and the table does not say (written under it).
 NOTES = [
-    '## Notes',
-    '',
-    '- ExecuTorch: each row installs the ExecuTorch release that pins its torch. None installs beside',
-    '  2.4.1, 2.5.1 or 2.7.1 (0.3.0, 0.4.0 and 0.6.0 pin 2.4.0, 2.5.0 and 2.7.0 exactly), so those',
-    '  rows run without it. Older ExecuTorch releases lack the Qualcomm API the HTP adapter extends',
-    '  (`torch_export_names.executorch` supports ExecuTorch 1.5.x and raises an `ImportError` naming',
-    '  that on others); 0.5.0 and 0.7.0 ship the Qualcomm backend without its compiled Python module, and',
+    "## Notes",
+    "",
+    "- ExecuTorch: each row installs the ExecuTorch release that pins its torch. None installs beside",
+    "  2.4.1, 2.5.1 or 2.7.1 (0.3.0, 0.4.0 and 0.6.0 pin 2.4.0, 2.5.0 and 2.7.0 exactly), so those",
+    "  rows run without it. Older ExecuTorch releases lack the Qualcomm API the HTP adapter extends",
+    "  (`torch_export_names.executorch` supports ExecuTorch 1.5.x and raises an `ImportError` naming",
+    "  that on others); 0.5.0 and 0.7.0 ship the Qualcomm backend without its compiled Python module, and",
     "  1.0.1 - 1.3.1's tries to download the QNN SDK when imported (no network here): the Qualcomm cases",
-    '  and tests skip, naming the error. The consumers those releases have (exir passes, SDPA',
-    '  decomposition, Cadence, ...) run; those they lack skip, named.',
-    '- Torch bugs the suite works around, all present without this package: 2.4-2.7 trace a',
-    '  `while_loop` over `(y, y)` with one input read twice (with a negative random input such a',
-    '  program never ends, so the test uses a positive one); 2.8 refuses it (aliasing); 2.4-2.6',
-    '  `while_loop` programs can differ from eager; 2.5.1 cannot run an autocast region after a',
-    '  `no_grad` region (`forward() missing 1 required positional argument`), which the property test',
+    "  and tests skip, naming the error. The consumers those releases have (exir passes, SDPA",
+    "  decomposition, Cadence, ...) run; those they lack skip, named.",
+    "- Torch bugs the suite works around, all present without this package: 2.4-2.7 trace a",
+    "  `while_loop` over `(y, y)` with one input read twice (with a negative random input such a",
+    "  program never ends, so the test uses a positive one); 2.8 refuses it (aliasing); 2.4-2.6",
+    "  `while_loop` programs can differ from eager; 2.5.1 cannot run an autocast region after a",
+    "  `no_grad` region (`forward() missing 1 required positional argument`), which the property test",
     "  rejects as stock torch does. On 2.6 `scan`'s arguments are laid out differently: its subgraph",
     "  placeholders keep torch's names (one warning); names are still recorded and legal.",
-    '- CI (`.ci/run`) runs the suite on torch 2.13.0 with ExecuTorch 1.5.1 and on the oldest supported',
-    '  release, torch 2.4.1, installed first with the package beside it.',
-    '',
+    "- CI (`.ci/run`) runs the suite on torch 2.13.0 with ExecuTorch 1.5.1 and on the oldest supported",
+    "  release, torch 2.4.1, installed first with the package beside it.",
+    "",
 ]
 
 
@@ -77,9 +77,11 @@ def _tests(res: Path) -> tuple[str, bool, list[str], collections.Counter]:
     except (OSError, ET.ParseError):
         pass
     seconds = _read(res / "test-seconds")
-    cell = (f"{counts.get('passed', 0)} passed, {bad} failed, {counts.get('skipped', 0)} skipped"
-            + (f", {counts['xfailed']} xfailed" if counts.get("xfailed") else "")
-            + (f" ({int(seconds) // 60} min)" if seconds else ""))
+    cell = (
+        f"{counts.get('passed', 0)} passed, {bad} failed, {counts.get('skipped', 0)} skipped"
+        + (f", {counts['xfailed']} xfailed" if counts.get("xfailed") else "")
+        + (f" ({int(seconds) // 60} min)" if seconds else "")
+    )
     return cell, bad == 0, failing, skips
 
 
@@ -100,9 +102,12 @@ def _patch(res: Path, details: dict, v: str) -> tuple[str, bool]:
     # on stock as with the patch) are not counted here.
     fail_stock = sum(c["ok"] is False for c in b if c["kind"] in ("case", "test"))
     of_stock = sum(c["ok"] is not None for c in b if c["kind"] in ("case", "test"))
-    cell = (("yes" if report["ok"] else "NO") + f": {passed}/{len(p) - skipped} checks pass with it"
-            + (f" ({skipped} skipped)" if skipped else "")
-            + (f"; {fail_stock}/{of_stock} fail on stock torch" if b else ""))
+    cell = (
+        ("yes" if report["ok"] else "NO")
+        + f": {passed}/{len(p) - skipped} checks pass with it"
+        + (f" ({skipped} skipped)" if skipped else "")
+        + (f"; {fail_stock}/{of_stock} fail on stock torch" if b else "")
+    )
     return cell, bool(report["ok"])
 
 
@@ -114,8 +119,10 @@ def main(argv: list[str]) -> int:
         env = _json(res / "env.json") or {}
         et = _read(res / "executorch") or "none: " + (_read(res / "executorch-failed") or "?")
         if (res / "install-failed").exists():
-            rows.append(f"| {v} | `{_read(res / 'commit') or '?'}` | {et} | {_read(res / 'install-failed')} "
-                        "| not run | not run | ? |")
+            rows.append(
+                f"| {v} | `{_read(res / 'commit') or '?'}` | {et} | {_read(res / 'install-failed')} "
+                "| not run | not run | ? |"
+            )
             failed = True
             continue
         kept = env.get("torch", "?").split("+")[0] == v
@@ -144,7 +151,7 @@ def main(argv: list[str]) -> int:
         "",
         f"Generated by `scripts/matrix.sh` on {datetime.date.today().isoformat()} in one run of "
         f"{minutes} minutes (do not edit by hand). Per torch release: a new virtual environment,",
-        "`pip install torch==V`, then `pip install \".[test]\"` (the package beside it, as a user",
+        '`pip install torch==V`, then `pip install ".[test]"` (the package beside it, as a user',
         "installs it: it must keep that torch), the ExecuTorch release that pins that torch where",
         "one installs on Python 3.11, the full suite (`python -m pytest tests --slow`) and the patch",
         "harness (`torch-export-names patch verify`). Each venv was deleted after its row.",
@@ -153,13 +160,13 @@ def main(argv: list[str]) -> int:
         *table,
         "",
         *(["Failing tests: " + "; ".join(failing) + ".", ""] if failing else ["No test failed.", ""]),
-        "\"hook needed\": `torch_export_names.is_affected()` on the stock torch (it exports a",
-        "two-input model and looks for unrecorded or illegal names). \"patch applies and fixes\":",
+        '"hook needed": `torch_export_names.is_affected()` on the stock torch (it exports a',
+        'two-input model and looks for unrecorded or illegal names). "patch applies and fixes":',
         "the harness applied `patches/torch-<version>.patch` to a throw-away overlay of the",
         "installed torch (after checking every file's sha256 against the release) and ran, with the",
         "hook not installed, the reproduction cases, the entry-point checks and the tests the patch",
-        "carries (a check whose entry point or HOP the release lacks is skipped); \"on stock",
-        "torch\" is the same run without the patch, where every case and test must fail.",
+        'carries (a check whose entry point or HOP the release lacks is skipped); "on stock',
+        'torch" is the same run without the patch, where every case and test must fail.',
         "",
         *NOTES,
         "## Skipped tests, by reason",
@@ -167,11 +174,16 @@ def main(argv: list[str]) -> int:
         "| reason | " + " | ".join(versions) + " |",
         "| --- |" + " --- |" * len(versions),
     ]
-    reasons = sorted({r for s in skip_rows.values() for r in s}, key=lambda r: (-sum(
-        s.get(r, 0) for s in skip_rows.values()), r))
+    reasons = sorted(
+        {r for s in skip_rows.values() for r in s},
+        key=lambda r: (-sum(s.get(r, 0) for s in skip_rows.values()), r),
+    )
     for r in reasons:
-        lines.append(f"| {r.replace('|', '/')} | " + " | ".join(
-            str(skip_rows.get(v, {}).get(r, "")) for v in versions) + " |")
+        lines.append(
+            f"| {r.replace('|', '/')} | "
+            + " | ".join(str(skip_rows.get(v, {}).get(r, "")) for v in versions)
+            + " |"
+        )
     lines += [
         "",
         "## Every patch check, with the patch and on stock torch",

@@ -41,6 +41,7 @@ def import_torchvision():
     global _lib, shimmed
     try:
         import torchvision
+
         return torchvision
     except RuntimeError as e:
         if "torchvision::" not in str(e) or "does not exist" not in str(e):
@@ -55,6 +56,7 @@ def import_torchvision():
                 _lib.define(schema)
         shimmed = True
     import torchvision
+
     return torchvision
 
 
@@ -62,6 +64,7 @@ def import_timm():
     """``timm`` (which imports torchvision), through ``import_torchvision``."""
     import_torchvision()
     import timm
+
     return timm
 
 

@@ -53,13 +53,13 @@ ROOT = Path(__file__).resolve().parent.parent
 CHECKS = {
     "export": "the export succeeds on both, or fails on both with the same exception type and first line",
     "outputs": "ep.module() computes what eager computes, on both (and the same on both); for dynamic "
-               "shapes also on inputs of another batch and size",
+    "shapes also on inputs of another batch and size",
     "signature": "inspect.signature(ep.module().forward) is the same",
     "keyword call": "ep.module() called with every argument by keyword: same outcome (and outputs)",
     "warnings": "no warning message under the hook that the stock run lacks (export, module(), calls, "
-                "run_decompositions, save, load)",
+    "run_decompositions, save, load)",
     "save/load": "torch.export.save / load: saved under the hook and loaded on stock, saved on stock and "
-                 "loaded under the hook: each loaded module() behaves as the stock-saved, stock-loaded one",
+    "loaded under the hook: each loaded module() behaves as the stock-saved, stock-loaded one",
     "decompositions": "ep.run_decompositions(): same outcome and outputs (and as eager)",
 }
 VARIANTS = ("static", "dynamic", "kwargs")
@@ -72,6 +72,7 @@ AUTO = "AUTO"  # a dynamic dimension (torch.export.Dim.AUTO), spelled without im
 # ---------------------------------------------------------------------------------------------
 # The corpus
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclasses.dataclass
 class Built:
@@ -90,11 +91,11 @@ class Built:
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    name: str                # "family/model", the test id
-    family: str              # torchvision | timm | nn | hf
+    name: str  # "family/model", the test id
+    family: str  # torchvision | timm | nn | hf
     build: Callable[[], Built]
-    requires: str | None = None   # the package it needs; absent -> skipped
-    ci: bool = False         # in tests/test_differential.py's subset
+    requires: str | None = None  # the package it needs; absent -> skipped
+    ci: bool = False  # in tests/test_differential.py's subset
     rtol: float = 1e-4
     atol: float = 1e-4
 
@@ -108,17 +109,20 @@ def _seeded(fn):
         built = fn()
         built.module.eval()
         return built
+
     return build
 
 
 def _image_inputs(channels=3, size=32, batch=2, shrink=8, frames=None):
     """Images; ``k=1`` has one more image and is ``shrink`` pixels smaller (not larger: export often
     bounds a dynamic spatial size by the example's, e.g. ``x.size()[2] <= 32`` for resnet18)."""
+
     def inputs(k):
         torch.manual_seed(100 + k)
         b, s = batch + k, size - shrink * k
         shape = (b, channels, s, s) if frames is None else (b, channels, frames, s, s)
         return (torch.randn(shape),)
+
     return inputs
 
 
@@ -139,6 +143,7 @@ def _torchvision(name, size=64, ci=False, dynamic_spatial=True, atol=1e-4, rtol=
         model = tv.models.get_model(name, weights=None, **kwargs)
         dims = _convnet_dims() if dynamic_spatial else ({0: AUTO},)
         return Built(model, _image_inputs(size=size, shrink=8 if dynamic_spatial else 0), dims)
+
     return Entry(f"torchvision/{name}", "torchvision", _seeded(build), "torchvision", ci, rtol, atol)
 
 
@@ -147,6 +152,7 @@ def _torchvision_video(name, size=32, frames=4, ci=False, **kwargs):
         tv = _torchvision_shim.import_torchvision()
         model = tv.models.get_model(name, weights=None, **kwargs)
         return Built(model, _image_inputs(size=size, frames=frames), _convnet_dims(frames=True))
+
     return Entry(f"torchvision/{name}", "torchvision", _seeded(build), "torchvision", ci)
 
 
@@ -161,12 +167,14 @@ def _timm(name, size=32, ci=False, dynamic_spatial=True, atol=1e-4, rtol=1e-4, *
         model = timm.create_model(name, pretrained=False, **kwargs)
         dims = _convnet_dims() if dynamic_spatial else ({0: AUTO},)
         return Built(model, _image_inputs(size=size, shrink=8 if dynamic_spatial else 0), dims)
+
     return Entry(f"timm/{name}", "timm", _seeded(build), "timm", ci, rtol, atol)
 
 
 def _nn(label, make_module, make_inputs, dims, ci=False, atol=1e-5, rtol=1e-4):
     def build():
         return Built(make_module(), make_inputs, dims)
+
     return Entry(f"nn/{label}", "nn", _seeded(build), None, ci, rtol, atol)
 
 
@@ -186,6 +194,7 @@ def _nn_entries() -> list[Entry]:
         def make(k):
             torch.manual_seed(7 + k + seed)
             return (torch.randint(0, n, (B + k,)),)
+
         return make
 
     def pair(first, second):
@@ -194,7 +203,7 @@ def _nn_entries() -> list[Entry]:
     b0 = ({0: AUTO},)
     images = ({0: AUTO, 2: AUTO, 3: AUTO},)
     tokens = lambda k: (torch.randint(0, 50, (B + k, 7), generator=torch.Generator().manual_seed(k)),)  # noqa: E731
-    seq_first = lambda *rest: (lambda k: (_rand(5 + k, B + k, *rest, k=k),))  # noqa: E731
+    seq_first = lambda *rest: lambda k: (_rand(5 + k, B + k, *rest, k=k),)  # noqa: E731
 
     def rnn_state(layers, hidden, lstm):
         # the sequence length stays 5: export specializes it (the loop over time steps is unrolled)
@@ -202,6 +211,7 @@ def _nn_entries() -> list[Entry]:
             x = _rand(B + k, 5, 8, k=k)
             h = _rand(layers, B + k, hidden, k=k, seed=1)
             return (x, (h, _rand(layers, B + k, hidden, k=k, seed=2)) if lstm else h)
+
         return make
 
     def cell_state(hidden, lstm):
@@ -209,6 +219,7 @@ def _nn_entries() -> list[Entry]:
             x = _rand(B + k, 8, k=k)
             h = _rand(B + k, hidden, k=k, seed=1)
             return (x, (h, _rand(B + k, hidden, k=k, seed=2)) if lstm else h)
+
         return make
 
     def qkv(k):
@@ -218,8 +229,15 @@ def _nn_entries() -> list[Entry]:
         return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
 
     def conv_stack():
-        return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
-                             nn.MaxPool2d(2), nn.Conv2d(8, 4, 3), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        return nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.BatchNorm2d(8),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 4, 3),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+        )
 
     def enc_layer():
         return nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.0, batch_first=True)
@@ -242,85 +260,163 @@ def _nn_entries() -> list[Entry]:
         _nn("InstanceNorm2d", lambda: nn.InstanceNorm2d(3, affine=True), img, images),
         _nn("Embedding", lambda: nn.Embedding(50, 8), tokens, ({0: AUTO, 1: AUTO},), ci=True),
         _nn("EmbeddingBag", lambda: nn.EmbeddingBag(50, 8, mode="mean"), tokens, b0),
-        _nn("LSTM", lambda: nn.LSTM(8, 12, num_layers=2, batch_first=True), rnn_state(2, 12, True),
-            ({0: AUTO, 1: AUTO}, ({1: AUTO}, {1: AUTO})), ci=True),
-        _nn("GRU", lambda: nn.GRU(8, 12, batch_first=True), rnn_state(1, 12, False),
-            ({0: AUTO, 1: AUTO}, {1: AUTO}), ci=True),
-        _nn("RNN", lambda: nn.RNN(8, 12, batch_first=True), rnn_state(1, 12, False),
-            ({0: AUTO, 1: AUTO}, {1: AUTO})),
-        _nn("LSTMCell", lambda: nn.LSTMCell(8, 12), cell_state(12, True),
-            ({0: AUTO}, ({0: AUTO}, {0: AUTO}))),
+        _nn(
+            "LSTM",
+            lambda: nn.LSTM(8, 12, num_layers=2, batch_first=True),
+            rnn_state(2, 12, True),
+            ({0: AUTO, 1: AUTO}, ({1: AUTO}, {1: AUTO})),
+            ci=True,
+        ),
+        _nn(
+            "GRU",
+            lambda: nn.GRU(8, 12, batch_first=True),
+            rnn_state(1, 12, False),
+            ({0: AUTO, 1: AUTO}, {1: AUTO}),
+            ci=True,
+        ),
+        _nn(
+            "RNN",
+            lambda: nn.RNN(8, 12, batch_first=True),
+            rnn_state(1, 12, False),
+            ({0: AUTO, 1: AUTO}, {1: AUTO}),
+        ),
+        _nn(
+            "LSTMCell", lambda: nn.LSTMCell(8, 12), cell_state(12, True), ({0: AUTO}, ({0: AUTO}, {0: AUTO}))
+        ),
         _nn("GRUCell", lambda: nn.GRUCell(8, 12), cell_state(12, False), ({0: AUTO}, {0: AUTO}), ci=True),
         _nn("TransformerEncoderLayer", enc_layer, batch(5, 16), ({0: AUTO, 1: AUTO},), ci=True),
         _nn("TransformerEncoder", encoder, batch(5, 16), ({0: AUTO, 1: AUTO},)),
-        _nn("TransformerDecoderLayer",
+        _nn(
+            "TransformerDecoderLayer",
             lambda: nn.TransformerDecoderLayer(16, 2, dim_feedforward=32, dropout=0.0),
             lambda k: (*seq_first(16)(k), _rand(6, B + k, 16, k=k, seed=3)),
-            ({0: AUTO, 1: AUTO}, {1: AUTO})),
-        _nn("Transformer",
+            ({0: AUTO, 1: AUTO}, {1: AUTO}),
+        ),
+        _nn(
+            "Transformer",
             lambda: nn.Transformer(16, 2, 1, 1, dim_feedforward=32, dropout=0.0, batch_first=True),
-            lambda k: (_rand(B + k, 5, 16, k=k), _rand(B + k, 4, 16, k=k, seed=4)), ({0: AUTO}, {0: AUTO})),
-        _nn("MultiheadAttention", lambda: nn.MultiheadAttention(16, 2, batch_first=True), qkv,
-            ({0: AUTO, 1: AUTO}, {0: AUTO, 1: AUTO}, {0: AUTO, 1: AUTO}), ci=True),
-        _nn("Bilinear", lambda: nn.Bilinear(4, 5, 3), pair(batch(4), batch(5, seed=1)),
-            ({0: AUTO}, {0: AUTO}), ci=True),
+            lambda k: (_rand(B + k, 5, 16, k=k), _rand(B + k, 4, 16, k=k, seed=4)),
+            ({0: AUTO}, {0: AUTO}),
+        ),
+        _nn(
+            "MultiheadAttention",
+            lambda: nn.MultiheadAttention(16, 2, batch_first=True),
+            qkv,
+            ({0: AUTO, 1: AUTO}, {0: AUTO, 1: AUTO}, {0: AUTO, 1: AUTO}),
+            ci=True,
+        ),
+        _nn(
+            "Bilinear",
+            lambda: nn.Bilinear(4, 5, 3),
+            pair(batch(4), batch(5, seed=1)),
+            ({0: AUTO}, {0: AUTO}),
+            ci=True,
+        ),
         _nn("PReLU", lambda: nn.PReLU(3), img, images),
         _nn("Softmax", lambda: nn.Softmax(dim=-1), batch(6), b0, ci=True),
         _nn("PixelShuffle", lambda: nn.PixelShuffle(2), batch(8, 4, 4), images),
         _nn("Upsample", lambda: nn.Upsample(scale_factor=2, mode="bilinear"), img, images),
         _nn("AvgPool2d", lambda: nn.AvgPool2d(2), img, images),
-        _nn("MSELoss", lambda: nn.MSELoss(), pair(batch(6), batch(6, seed=1)), ({0: AUTO}, {0: AUTO}),
-            ci=True),
-        _nn("L1Loss", lambda: nn.L1Loss(reduction="none"), pair(batch(6), batch(6, seed=1)),
-            ({0: AUTO}, {0: AUTO})),
-        _nn("CrossEntropyLoss", lambda: nn.CrossEntropyLoss(), pair(batch(10), classes(10)),
-            ({0: AUTO}, {0: AUTO}), ci=True),
+        _nn(
+            "MSELoss", lambda: nn.MSELoss(), pair(batch(6), batch(6, seed=1)), ({0: AUTO}, {0: AUTO}), ci=True
+        ),
+        _nn(
+            "L1Loss",
+            lambda: nn.L1Loss(reduction="none"),
+            pair(batch(6), batch(6, seed=1)),
+            ({0: AUTO}, {0: AUTO}),
+        ),
+        _nn(
+            "CrossEntropyLoss",
+            lambda: nn.CrossEntropyLoss(),
+            pair(batch(10), classes(10)),
+            ({0: AUTO}, {0: AUTO}),
+            ci=True,
+        ),
         _nn("NLLLoss", lambda: nn.NLLLoss(), pair(batch(10), classes(10, seed=1)), ({0: AUTO}, {0: AUTO})),
-        _nn("BCEWithLogitsLoss", lambda: nn.BCEWithLogitsLoss(),
+        _nn(
+            "BCEWithLogitsLoss",
+            lambda: nn.BCEWithLogitsLoss(),
             pair(batch(6), lambda k: (torch.rand(B + k, 6, generator=torch.Generator().manual_seed(k)),)),
-            ({0: AUTO}, {0: AUTO})),
+            ({0: AUTO}, {0: AUTO}),
+        ),
         _nn("HuberLoss", lambda: nn.HuberLoss(), pair(batch(6), batch(6, seed=1)), ({0: AUTO}, {0: AUTO})),
-        _nn("KLDivLoss", lambda: nn.KLDivLoss(reduction="batchmean", log_target=True),
-            pair(batch(6), batch(6, seed=1)), ({0: AUTO}, {0: AUTO})),
-        _nn("CosineEmbeddingLoss", lambda: nn.CosineEmbeddingLoss(),
+        _nn(
+            "KLDivLoss",
+            lambda: nn.KLDivLoss(reduction="batchmean", log_target=True),
+            pair(batch(6), batch(6, seed=1)),
+            ({0: AUTO}, {0: AUTO}),
+        ),
+        _nn(
+            "CosineEmbeddingLoss",
+            lambda: nn.CosineEmbeddingLoss(),
             lambda k: (_rand(B + k, 6, k=k), _rand(B + k, 6, k=k, seed=1), torch.ones(B + k)),
-            ({0: AUTO}, {0: AUTO}, {0: AUTO})),
+            ({0: AUTO}, {0: AUTO}, {0: AUTO}),
+        ),
     ]
 
 
 def _torchvision_entries() -> list[Entry]:
     tv, seg, vid = _torchvision, _torchvision_segmentation, _torchvision_video
     return [
-        tv("resnet18", ci=True), tv("resnet50"),
-        tv("alexnet", size=80, ci=True), tv("vgg11"), tv("vgg11_bn"), tv("squeezenet1_0"),
+        tv("resnet18", ci=True),
+        tv("resnet50"),
+        tv("alexnet", size=80, ci=True),
+        tv("vgg11"),
+        tv("vgg11_bn"),
+        tv("squeezenet1_0"),
         tv("squeezenet1_1", ci=True),
         tv("googlenet", init_weights=True),
-        tv("mobilenet_v2"), tv("mobilenet_v3_small"), tv("mobilenet_v3_large"),
-        tv("mnasnet0_5"), tv("mnasnet1_0"), tv("shufflenet_v2_x0_5"), tv("shufflenet_v2_x1_0"),
-        tv("efficientnet_b0"), tv("regnet_x_400mf"), tv("regnet_y_400mf"),
+        tv("mobilenet_v2"),
+        tv("mobilenet_v3_small"),
+        tv("mobilenet_v3_large"),
+        tv("mnasnet0_5"),
+        tv("mnasnet1_0"),
+        tv("shufflenet_v2_x0_5"),
+        tv("shufflenet_v2_x1_0"),
+        tv("efficientnet_b0"),
+        tv("regnet_x_400mf"),
+        tv("regnet_y_400mf"),
         tv("vit_b_32", size=64, image_size=64, dynamic_spatial=False),
         seg("deeplabv3_mobilenet_v3_large"),
         seg("lraspp_mobilenet_v3_large"),
-        vid("r3d_18"), vid("mc3_18"),
+        vid("r3d_18"),
+        vid("mc3_18"),
     ]
 
 
 def _timm_entries() -> list[Entry]:
     t = _timm
     return [
-        t("test_resnet", ci=True), t("test_convnext", size=64, ci=True), t("test_convnext2", size=64),
-        t("test_convnext3", size=64), t("test_efficientnet", ci=True), t("test_efficientnet_gn"),
-        t("test_efficientnet_ln"), t("test_efficientnet_evos"), t("test_byobnet", ci=True),
+        t("test_resnet", ci=True),
+        t("test_convnext", size=64, ci=True),
+        t("test_convnext2", size=64),
+        t("test_convnext3", size=64),
+        t("test_efficientnet", ci=True),
+        t("test_efficientnet_gn"),
+        t("test_efficientnet_ln"),
+        t("test_efficientnet_evos"),
+        t("test_byobnet", ci=True),
         t("test_nfnet", size=64),
         t("test_vit", ci=True, dynamic_spatial=False, size=160),
         t("test_vit2", dynamic_spatial=False, size=160),
-        t("test_vit3", dynamic_spatial=False, size=160), t("test_vit4", dynamic_spatial=False, size=160),
+        t("test_vit3", dynamic_spatial=False, size=160),
+        t("test_vit4", dynamic_spatial=False, size=160),
         t("test_vit_relpos", dynamic_spatial=False, size=160),
-        t("test_coatnet", dynamic_spatial=False, size=160), t("test_maxvit", dynamic_spatial=False, size=160),
+        t("test_coatnet", dynamic_spatial=False, size=160),
+        t("test_maxvit", dynamic_spatial=False, size=160),
         t("test_mambaout", size=64),
-        t("resnet10t"), t("resnet18d"), t("regnetx_002"), t("mobilenetv3_small_050"), t("lcnet_050"),
-        t("tinynet_e"), t("ghostnet_050"), t("rexnet_100"), t("efficientnet_b0"),
-        t("mobilevit_xxs", size=64), t("convnext_atto", size=64),
+        t("resnet10t"),
+        t("resnet18d"),
+        t("regnetx_002"),
+        t("mobilenetv3_small_050"),
+        t("lcnet_050"),
+        t("tinynet_e"),
+        t("ghostnet_050"),
+        t("rexnet_100"),
+        t("efficientnet_b0"),
+        t("mobilevit_xxs", size=64),
+        t("convnext_atto", size=64),
         t("mobileone_s0"),
         t("vit_tiny_patch16_224", dynamic_spatial=False, size=64, img_size=64),
         t("deit_tiny_patch16_224", dynamic_spatial=False, size=64, img_size=64),
@@ -328,8 +424,16 @@ def _timm_entries() -> list[Entry]:
 
 
 # benchmarks/hf.py's architectures, tiny (1 layer, width 64).
-HF_TINY = dict(num_hidden_layers=1, hidden_size=64, intermediate_size=128, num_attention_heads=4,
-               num_key_value_heads=2, head_dim=16, vocab_size=128, max_position_embeddings=256)
+HF_TINY = dict(
+    num_hidden_layers=1,
+    hidden_size=64,
+    intermediate_size=128,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=16,
+    vocab_size=128,
+    max_position_embeddings=256,
+)
 HF_CACHE_LEN = 16
 
 
@@ -369,6 +473,7 @@ def _hf(arch: str, ci=False) -> list[Entry]:
             g = torch.Generator().manual_seed(k)
             ids = torch.randint(0, 128, (2 + k, 6 + 2 * k), generator=g)
             return (ids, torch.ones_like(ids))
+
         return Built(model, inputs, ({0: AUTO, 1: AUTO}, {0: AUTO, 1: AUTO}))
 
     def static_cache():
@@ -391,6 +496,7 @@ def _hf(arch: str, ci=False) -> list[Entry]:
             # one token at position 0: every call writes the same cache slot, so calls repeat
             # forward(input_ids, inputs_embeds, cache_position): positionally, inputs_embeds None
             return (torch.tensor([[3 + k]], dtype=torch.long), None, torch.tensor([0], dtype=torch.long))
+
         return Built(inner, inputs, None)
 
     return [
@@ -445,6 +551,7 @@ def missing_requirement(e: Entry) -> str | None:
 # The comparison
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclasses.dataclass
 class Difference:
     model: str
@@ -457,8 +564,9 @@ class Difference:
 
     def __str__(self) -> str:
         verdict = f"allowed: {self.why}" if self.allowed else "NOT allowed"
-        return (f"{self.model} [{self.variant}] {self.check}: stock: {self.stock} | hook: {self.hook} "
-                f"({verdict})")
+        return (
+            f"{self.model} [{self.variant}] {self.check}: stock: {self.stock} | hook: {self.hook} ({verdict})"
+        )
 
 
 @dataclasses.dataclass
@@ -470,7 +578,7 @@ class EntryResult:
     # (variant, check) -> "same" | "differs" | "n/a: why"
     checks: dict = dataclasses.field(default_factory=dict)
     differences: list = dataclasses.field(default_factory=list)
-    notes: list = dataclasses.field(default_factory=list)   # facts about stock torch, not differences
+    notes: list = dataclasses.field(default_factory=list)  # facts about stock torch, not differences
 
     def failed_checks(self, check: str) -> list[Difference]:
         return [d for d in self.differences if d.check == check and not d.allowed]
@@ -566,7 +674,7 @@ class _Side:
         self.export_error: str | None = None
         self.ep = None
         self.signature = None
-        self.calls: dict[str, Outcome] = {}       # "k=0", "k=1" (dynamic)
+        self.calls: dict[str, Outcome] = {}  # "k=0", "k=1" (dynamic)
         self.keyword: Outcome | None = None
         self.decomposed: dict[str, Outcome] = {}
         self.saved: bytes | None = None
@@ -612,8 +720,9 @@ def _hooked():
         _warnings._warned.update(saved)
 
 
-def _run_side(side: _Side, context, model, args, kwargs, dynamic_shapes, call_inputs, keyword_inputs,
-              with_rest: bool) -> None:
+def _run_side(
+    side: _Side, context, model, args, kwargs, dynamic_shapes, call_inputs, keyword_inputs, with_rest: bool
+) -> None:
     with _recording(side.warnings), context():
         try:
             side.ep = torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes)
@@ -683,8 +792,9 @@ def _run_variant(e: Entry, built: Built, variant: str, result: EntryResult, quic
             result.checks[(variant, check)] = "n/a: quick run (checked on the static export)"
     stock, hook = _Side(), _Side()
     for side, context in ((stock, _stock), (hook, _hooked)):
-        _run_side(side, context, copy.deepcopy(built.module), args, kwargs, shapes, sets, as_kwargs,
-                  with_rest)
+        _run_side(
+            side, context, copy.deepcopy(built.module), args, kwargs, shapes, sets, as_kwargs, with_rest
+        )
     checks = KWARGS_CHECKS if by_keyword else tuple(CHECKS)
     diffs: list[Difference] = []
 
@@ -700,8 +810,9 @@ def _run_variant(e: Entry, built: Built, variant: str, result: EntryResult, quic
         for check in checks[1:]:
             result.checks[(variant, check)] = why
         if stock.export_error and stock.export_error == hook.export_error:
-            result.notes.append(f"{variant}: export fails on stock torch and under the hook: "
-                                f"{stock.export_error}")
+            result.notes.append(
+                f"{variant}: export fails on stock torch and under the hook: {stock.export_error}"
+            )
         _finish(result, e, diffs, variant, checks, stock, hook, eager)
         return
 
@@ -713,8 +824,9 @@ def _run_variant(e: Entry, built: Built, variant: str, result: EntryResult, quic
         if _same_outcome(s, h, e.rtol, e.atol) or h_vs_eager != s_vs_eager:
             differ("outputs", f"{label}: {s_vs_eager or 'as eager'}", f"{label}: {h_vs_eager or 'as eager'}")
         elif s_vs_eager:
-            result.notes.append(f"{variant}: ep.module() {label} on stock torch and under the hook: "
-                                f"{s_vs_eager}")
+            result.notes.append(
+                f"{variant}: ep.module() {label} on stock torch and under the hook: {s_vs_eager}"
+            )
     # signature
     if stock.signature != hook.signature:
         differ("signature", stock.signature, hook.signature)
@@ -727,24 +839,32 @@ def _run_variant(e: Entry, built: Built, variant: str, result: EntryResult, quic
             s, h, ref = stock.decomposed[label], hook.decomposed[label], eager[label]
             s_vs_eager, h_vs_eager = _wrong(s, ref, e), _wrong(h, ref, e)
             if _same_outcome(s, h, e.rtol, e.atol) or h_vs_eager != s_vs_eager:
-                differ("decompositions", f"{label}: {s_vs_eager or 'as eager'}",
-                       f"{label}: {h_vs_eager or 'as eager'}")
+                differ(
+                    "decompositions",
+                    f"{label}: {s_vs_eager or 'as eager'}",
+                    f"{label}: {h_vs_eager or 'as eager'}",
+                )
         # save/load: the stock-saved, stock-loaded program is the reference (quick: stock's own
         # ep.module(), one load less)
         base_w, cross_w = set(), set()
-        base = stock.calls if quick else _load_and_call(stock.saved, _stock, sets, base_w,
-                                                        stock.save_error)
+        base = stock.calls if quick else _load_and_call(stock.saved, _stock, sets, base_w, stock.save_error)
         hook_to_stock = _load_and_call(hook.saved, _stock, sets, cross_w, hook.save_error)
         stock_to_hook = _load_and_call(stock.saved, _hooked, sets, cross_w, stock.save_error)
-        for direction, loaded in (("saved under the hook, loaded on stock", hook_to_stock),
-                                  ("saved on stock, loaded under the hook", stock_to_hook)):
+        for direction, loaded in (
+            ("saved under the hook, loaded on stock", hook_to_stock),
+            ("saved on stock, loaded under the hook", stock_to_hook),
+        ):
             for label in sets:
                 b, x = base[label], loaded[label]
-                if (_same_outcome(b, x, e.rtol, e.atol)
-                        or _wrong(b, eager[label], e) != _wrong(x, eager[label], e)):
+                if _same_outcome(b, x, e.rtol, e.atol) or _wrong(b, eager[label], e) != _wrong(
+                    x, eager[label], e
+                ):
                     reference = "stock" if quick else "stock->stock"
-                    differ("save/load", f"{label} {reference}: {_wrong(b, eager[label], e) or 'as eager'}",
-                           f"{label} {direction}: {_wrong(x, eager[label], e) or 'as eager'}")
+                    differ(
+                        "save/load",
+                        f"{label} {reference}: {_wrong(b, eager[label], e) or 'as eager'}",
+                        f"{label} {direction}: {_wrong(x, eager[label], e) or 'as eager'}",
+                    )
         stock.warnings |= base_w
         if not quick:  # quick has no stock-saved, stock-loaded program to compare the loads' warnings with
             hook.warnings |= cross_w
@@ -767,15 +887,18 @@ def _finish(result, e: Entry, diffs, variant, checks, stock: _Side, hook: _Side,
         diffs.append(Difference(result.name, variant, "warnings", "(none of these)", " || ".join(new)))
     # Allowed only where stock computes wrong results or crashes and the hook does not.
     stock_broken = stock.export_error is not None or any(
-        _wrong(o, eager[label], e) is not None for label, o in stock.calls.items() if eager[label].ok)
+        _wrong(o, eager[label], e) is not None for label, o in stock.calls.items() if eager[label].ok
+    )
     hook_right = hook.ep is not None and all(
-        _wrong(o, eager[label], e) is None for label, o in hook.calls.items()
-        if eager[label].ok)
+        _wrong(o, eager[label], e) is None for label, o in hook.calls.items() if eager[label].ok
+    )
     for d in diffs:
         if stock_broken and hook_right:
             d.allowed = True
-            d.why = ("stock torch's ep.module() crashes or computes a wrong result here; under the hook it "
-                     "does not")
+            d.why = (
+                "stock torch's ep.module() crashes or computes a wrong result here; under the hook it "
+                "does not"
+            )
     result.differences += diffs
     for check in checks:
         key = (variant, check)
@@ -815,6 +938,7 @@ def compare(e: Entry, quick: bool = False) -> list[Difference]:
 # The report
 # ---------------------------------------------------------------------------------------------
 
+
 def _version(module: str) -> str:
     try:
         if module in ("torchvision", "timm"):
@@ -829,22 +953,32 @@ def _version(module: str) -> str:
 
 def environment() -> dict:
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         commit += " (with uncommitted changes)" if dirty else ""
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"
     import torch_export_names
 
     return {
-        "python": platform.python_version(), "torch": torch.__version__,
-        "torchvision": _version("torchvision"), "timm": _version("timm"),
-        "transformers": _version("transformers"), "commit": commit,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "torchvision": _version("torchvision"),
+        "timm": _version("timm"),
+        "transformers": _version("transformers"),
+        "commit": commit,
         "torchvision schemas declared by tests/_torchvision_shim.py": str(_torchvision_shim.shimmed),
         "torch_export_names": str(Path(torch_export_names.__file__).resolve().parent.relative_to(ROOT))
-        if Path(torch_export_names.__file__).resolve().is_relative_to(ROOT) else "installed elsewhere",
+        if Path(torch_export_names.__file__).resolve().is_relative_to(ROOT)
+        else "installed elsewhere",
         "threads": str(torch.get_num_threads()),
     }
 
@@ -857,48 +991,72 @@ def _cell(result: EntryResult, variant: str, check: str) -> str:
     return "n/a" if verdict.startswith("n/a") else verdict
 
 
-def markdown(results: list[EntryResult], env: dict, explanations: dict[str, str], command: str,
-             seconds: float) -> str:
+def markdown(
+    results: list[EntryResult], env: dict, explanations: dict[str, str], command: str, seconds: float
+) -> str:
     ran = [r for r in results if not r.skipped]
-    out = ["# Differential test against stock torch", "",
-           f"Generated by `{command}`" + (f" ({seconds / 60:.0f} min)" if seconds else "")
-           + ". Each model is exported on stock torch (hook "
-           "not installed) and under `torch_export_names.installed()`, in three variants: `static` "
-           "(positional arguments), `dynamic` (`Dim.AUTO` batch, and H, W for convnets; also called "
-           "with another batch and size), `kwargs` (arguments exported by keyword; export, outputs, "
-           "signature, keyword call and warnings only). The corpus and the checks are in "
-           "`tests/differential.py`; `tests/test_differential.py` runs a subset of it in CI.", "",
-           "## Environment", "", "| | |", "| --- | --- |"]
+    out = [
+        "# Differential test against stock torch",
+        "",
+        f"Generated by `{command}`"
+        + (f" ({seconds / 60:.0f} min)" if seconds else "")
+        + ". Each model is exported on stock torch (hook "
+        "not installed) and under `torch_export_names.installed()`, in three variants: `static` "
+        "(positional arguments), `dynamic` (`Dim.AUTO` batch, and H, W for convnets; also called "
+        "with another batch and size), `kwargs` (arguments exported by keyword; export, outputs, "
+        "signature, keyword call and warnings only). The corpus and the checks are in "
+        "`tests/differential.py`; `tests/test_differential.py` runs a subset of it in CI.",
+        "",
+        "## Environment",
+        "",
+        "| | |",
+        "| --- | --- |",
+    ]
     out += [f"| {k} | {v} |" for k, v in env.items()]
     out += ["", "## Checks", "", "| check | compares |", "| --- | --- |"]
     out += [f"| {k} | {v} |" for k, v in CHECKS.items()]
-    out += ["", "## Summary", "",
-            f"{len(results)} models (" + ", ".join(
-                f"{fam} {sum(r.family == fam for r in results)}"
-                for fam in ("torchvision", "timm", "nn", "hf"))
-            + f"): {len(ran)} ran, {len(results) - len(ran)} skipped.", "",
-            "| check | variant | same | differs (allowed) | differs (not allowed) | n/a |",
-            "| --- | --- | --- | --- | --- | --- |"]
+    out += [
+        "",
+        "## Summary",
+        "",
+        f"{len(results)} models ("
+        + ", ".join(
+            f"{fam} {sum(r.family == fam for r in results)}" for fam in ("torchvision", "timm", "nn", "hf")
+        )
+        + f"): {len(ran)} ran, {len(results) - len(ran)} skipped.",
+        "",
+        "| check | variant | same | differs (allowed) | differs (not allowed) | n/a |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for check in CHECKS:
         for variant in VARIANTS:
             cells = [_cell(r, variant, check) for r in ran if (variant, check) in r.checks]
             if not cells:
                 continue
-            out.append(f"| {check} | {variant} | {cells.count('same')} | "
-                       f"{cells.count('differs (allowed)')} | {cells.count('**DIFFERS**')} | "
-                       f"{cells.count('n/a')} |")
+            out.append(
+                f"| {check} | {variant} | {cells.count('same')} | "
+                f"{cells.count('differs (allowed)')} | {cells.count('**DIFFERS**')} | "
+                f"{cells.count('n/a')} |"
+            )
     not_allowed = [d for r in ran for d in r.differences if not d.allowed]
     allowed = [d for r in ran for d in r.differences if d.allowed]
-    out += ["", f"Differences: {len(not_allowed)} not allowed, {len(allowed)} allowed, in "
-            f"{len({d.model for d in not_allowed + allowed})} models.", ""]
+    out += [
+        "",
+        f"Differences: {len(not_allowed)} not allowed, {len(allowed)} allowed, in "
+        f"{len({d.model for d in not_allowed + allowed})} models.",
+        "",
+    ]
     out += ["## Differences", ""]
     if not not_allowed + allowed:
         out.append("None.")
     else:
-        out += ["Each difference names its explanation (below the table); `allowed` only where stock torch "
-                "computes a wrong result or crashes and the hook does not.", "",
-                "| model | variant | check | stock | hook | allowed | explanation |",
-                "| --- | --- | --- | --- | --- | --- | --- |"]
+        out += [
+            "Each difference names its explanation (below the table); `allowed` only where stock torch "
+            "computes a wrong result or crashes and the hook does not.",
+            "",
+            "| model | variant | check | stock | hook | allowed | explanation |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
     used = []
     for d in not_allowed + allowed:
         text = f"{d.model} {d.check} {d.stock} {d.hook}"
@@ -908,15 +1066,22 @@ def markdown(results: list[EntryResult], env: dict, explanations: dict[str, str]
                 used.append(k)
         ref = ", ".join(f"[{used.index(k) + 1}]" for k in keys) or "unexplained"
         cell = lambda v: v.replace("|", "\\|").replace("\n", " ")  # noqa: E731
-        out.append(f"| `{d.model}` | {d.variant} | {d.check} | {cell(d.stock)} | {cell(d.hook)} | "
-                   f"{'yes: ' + d.why if d.allowed else 'no'} | {ref} |")
+        out.append(
+            f"| `{d.model}` | {d.variant} | {d.check} | {cell(d.stock)} | {cell(d.hook)} | "
+            f"{'yes: ' + d.why if d.allowed else 'no'} | {ref} |"
+        )
     if used:
         out += ["", "Explanations:", ""]
         out += [f"{i}. {explanations[k]}" for i, k in enumerate(used, 1)]
-    out += ["", "## Per model", "",
-            "One cell per check: static / dynamic / kwargs (`same`, `differs (allowed)`, **DIFFERS**, "
-            "`n/a`).", "",
-            "| model | " + " | ".join(CHECKS) + " | seconds |", "| --- |" + " --- |" * (len(CHECKS) + 1)]
+    out += [
+        "",
+        "## Per model",
+        "",
+        "One cell per check: static / dynamic / kwargs (`same`, `differs (allowed)`, **DIFFERS**, `n/a`).",
+        "",
+        "| model | " + " | ".join(CHECKS) + " | seconds |",
+        "| --- |" + " --- |" * (len(CHECKS) + 1),
+    ]
     for r in results:
         if r.skipped:
             out.append(f"| `{r.name}` | skipped: {r.skipped} |" + " |" * len(CHECKS))
@@ -933,13 +1098,13 @@ def markdown(results: list[EntryResult], env: dict, explanations: dict[str, str]
 # Explanations of known differences, matched by substring against "model check stock hook".
 EXPLANATIONS = {
     "input_1": "the hook renames the forward argument `input` (a Python builtin) to `input_1`; fx's "
-               "generated code never refers to the builtin `input`, so stock torch computes the right "
-               "result and the rename only changes the signature, keyword calls and guard messages, "
-               "and warns. Caused by the package's legality rule (every builtin is illegal); the "
-               "pending narrower rule leaves `input` alone.",
+    "generated code never refers to the builtin `input`, so stock torch computes the right "
+    "result and the rename only changes the signature, keyword calls and guard messages, "
+    "and warns. Caused by the package's legality rule (every builtin is illegal); the "
+    "pending narrower rule leaves `input` alone.",
     "name 'L' is not defined": "under the hook, with dynamic shapes, the renamed argument `input_1` breaks "
-                               "the shape guards `ep.module()` generates from the original names "
-                               "(`L['input']`): the guard code raises NameError. Same cause as `input_1`.",
+    "the shape guards `ep.module()` generates from the original names "
+    "(`L['input']`): the guard code raises NameError. Same cause as `input_1`.",
 }
 
 
@@ -961,8 +1126,9 @@ def _run_all(names: list[str], quick: bool, jobs: int, fresh: bool = True):
     threads = max(1, (os.cpu_count() or 1) // jobs)
     worker = importlib.import_module(__spec__.name if __spec__ else __name__)._worker
     options = {"max_tasks_per_child": 1} if fresh and sys.version_info >= (3, 11) else {}
-    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                                                **options) as pool:
+    with concurrent.futures.ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context("spawn"), **options
+    ) as pool:
         futures = {pool.submit(worker, name, quick, threads): name for name in names}
         for future in concurrent.futures.as_completed(futures):
             try:
@@ -991,20 +1157,36 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, help="write the markdown report here (default: stdout)")
     p.add_argument("--json", type=Path, help="also write the results as JSON (for --merge)")
-    p.add_argument("--merge", type=Path, nargs="*", default=[],
-                   help="start from these JSON results (a later file's model replaces an earlier's) and run "
-                        "only what --models/--family/--ci select, replacing those")
+    p.add_argument(
+        "--merge",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="start from these JSON results (a later file's model replaces an earlier's) and run "
+        "only what --models/--family/--ci select, replacing those",
+    )
     p.add_argument("--ci", action="store_true", help="only the CI subset")
     p.add_argument("--models", nargs="*", help="only these entries (names as in the report)")
     p.add_argument("--family", choices=("torchvision", "timm", "nn", "hf"), action="append")
     p.add_argument("--quick", action="store_true", help="what the pytest subset does (see run_entry)")
-    p.add_argument("--note", action="append", default=[],
-                   help="a paragraph for the report's header (e.g. how merged results were produced)")
+    p.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        help="a paragraph for the report's header (e.g. how merged results were produced)",
+    )
     p.add_argument("--command", help="the command to name in the report (default: this one)")
-    p.add_argument("--not-run", action="store_true",
-                   help="list the corpus's models that no result covers as skipped (not run)")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="models run in parallel, each in a fresh process (torch threads split between them)")
+    p.add_argument(
+        "--not-run",
+        action="store_true",
+        help="list the corpus's models that no result covers as skipped (not run)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="models run in parallel, each in a fresh process (torch threads split between them)",
+    )
     args = p.parse_args(argv)
     entries = ci_subset() if args.ci else corpus()
     if args.models is not None:
@@ -1020,29 +1202,42 @@ def main(argv=None) -> int:
             merged[d["name"]] = _from_json(d)
     order = {e.name: i for i, e in enumerate(corpus())}
     command = args.command or "python -m tests.differential " + " ".join(
-        sys.argv[1:] if argv is None else argv)
+        sys.argv[1:] if argv is None else argv
+    )
     env = environment()
     start = time.perf_counter()
     done: dict[str, EntryResult] = dict(merged)
 
     def write(final: bool) -> str:
-        missing = [EntryResult(e.name, e.family, skipped="not run for this report (out of time)")
-                   for e in corpus() if e.name not in done] if args.not_run else []
+        missing = (
+            [
+                EntryResult(e.name, e.family, skipped="not run for this report (out of time)")
+                for e in corpus()
+                if e.name not in done
+            ]
+            if args.not_run
+            else []
+        )
         results = sorted([*done.values(), *missing], key=lambda r: order.get(r.name, len(order)))
-        md = markdown(results, env, EXPLANATIONS, command.strip(),
-                      time.perf_counter() - start if entries else None)
+        md = markdown(
+            results, env, EXPLANATIONS, command.strip(), time.perf_counter() - start if entries else None
+        )
         if args.note:
             md = md.replace("\n## Environment", "\n" + "\n\n".join(args.note) + "\n\n## Environment", 1)
         if not final:
             total = len(set(merged) | {e.name for e in entries})
-            md = md.replace("\n## Environment",
-                            f"\n**Incomplete: {len(done)} of {total} models so far.**\n\n## Environment", 1)
+            md = md.replace(
+                "\n## Environment",
+                f"\n**Incomplete: {len(done)} of {total} models so far.**\n\n## Environment",
+                1,
+            )
         if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(md)
         if args.json:
-            args.json.write_text(json.dumps({"environment": env, "results": [_to_json(r) for r in results]},
-                                            indent=1))
+            args.json.write_text(
+                json.dumps({"environment": env, "results": [_to_json(r) for r in results]}, indent=1)
+            )
         return md
 
     for i, r in enumerate(_run_all([e.name for e in entries], args.quick, args.jobs), 1):

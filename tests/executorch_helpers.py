@@ -33,8 +33,10 @@ def _missing_qualcomm_api() -> str | None:
                 continue
         except Exception:  # noqa: BLE001, S110 - ImportError, or a backend's own error on import
             pass
-        return (f"ExecuTorch {importlib.metadata.version('executorch')} has no {module}.{name}: "
-                "the Qualcomm tests target ExecuTorch 1.5's API")
+        return (
+            f"ExecuTorch {importlib.metadata.version('executorch')} has no {module}.{name}: "
+            "the Qualcomm tests target ExecuTorch 1.5's API"
+        )
     return None
 
 

@@ -171,8 +171,15 @@ def _synthetic_report():
         report.events.append(event)
     report.events.append(AuditEvent("at-risk", site, "node_copy", 1, ("neg",), ("inf",), 1, ("inf",), 1))
     report.events.append(
-        AuditEvent("shared-target", Site("app", "main", 7), "create_node", 2, ("c_1",), shared_target="c",
-                   sharing=("c",))
+        AuditEvent(
+            "shared-target",
+            Site("app", "main", 7),
+            "create_node",
+            2,
+            ("c_1",),
+            shared_target="c",
+            sharing=("c",),
+        )
     )
     return report
 
@@ -199,8 +206,10 @@ def test_table_when_nothing_was_at_risk():
 def test_json_is_serializable_and_groups_sites():
     data = json.loads(json.dumps(_synthetic_report().to_json()))
     assert data["exposed"] is True and len(data["events"]) == 4
-    assert [(s["kind"], s["api"], s["creations"], s["duplicates"], s["shared_targets"], s["illegal"])
-            for s in data["sites"]] == [
+    assert [
+        (s["kind"], s["api"], s["creations"], s["duplicates"], s["shared_targets"], s["illegal"])
+        for s in data["sites"]
+    ] == [
         ("at-risk", "create_node", 2, ["mul_1"], [], []),
         ("at-risk", "node_copy", 1, [], [], ["inf"]),
         ("shared-target", "create_node", 1, [], ["c"], []),
@@ -230,8 +239,14 @@ PROGRAM = textwrap.dedent(
 def _cli(*argv, cwd):
     env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, "-m", "torch_export_names", "run", *argv], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "torch_export_names", "run", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_cli_audit_without_hook_reports_the_duplicate_and_keeps_the_exit_status(tmp_path):

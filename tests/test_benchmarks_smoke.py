@@ -263,9 +263,18 @@ def test_hf_lowering_alternates_the_hook_and_measures_the_time_spent_in_it(monke
     assert calls == [False, True, True, False]
     assert row["lowering_on_over_off"] == 2.0 and row["lowering_within_noise"] is False
     assert row["lowering_hook_programs"] == 1 and 0 < row["lowering_hook_time"]["median_s"] < 1.0
-    full = {"model": "M", "nodes_top": 4, "nodes_total": 4, "graphs": 1, "export_s": 1.0,
-            "repair": {"median_s": 1e-5}, "top_level_loop": {"median_s": 1e-5}, "repair_over_export": 1e-5,
-            "repair_over_loop": 1.0, **row}
+    full = {
+        "model": "M",
+        "nodes_top": 4,
+        "nodes_total": 4,
+        "graphs": 1,
+        "export_s": 1.0,
+        "repair": {"median_s": 1e-5},
+        "top_level_loop": {"median_s": 1e-5},
+        "repair_over_export": 1e-5,
+        "repair_over_loop": 1.0,
+        **row,
+    }
     line = next(ln for ln in hf.to_markdown([full], "h").splitlines() if ln.startswith("| M | 1.00 s"))
     assert "| 2.000 | no | " in line and "of the run) | 1 |" in line
 
@@ -314,8 +323,15 @@ def test_hf_results_render_again_from_their_json(tmp_path):
     from benchmarks import hf
 
     row = _hf_row("A", 0.0001, 0.8)
-    row.update(nodes_top=10, nodes_total=12, graphs=2, export_s=1.0, repair_over_loop=1.5,
-               repair={"median_s": 1e-4}, top_level_loop={"median_s": 1e-4 / 1.5})
+    row.update(
+        nodes_top=10,
+        nodes_total=12,
+        graphs=2,
+        export_s=1.0,
+        repair_over_loop=1.5,
+        repair={"median_s": 1e-4},
+        top_level_loop={"median_s": 1e-4 / 1.5},
+    )
     row["instructions"].update(repair={"Ir": 8e3}, top_level_loop={"Ir": 1e4})
     (tmp_path / "hf.json").write_text(json.dumps({"header": "the header", "rows": [row]}))
     assert hf.main(["--render", str(tmp_path / "hf.json")]) == 0
@@ -327,22 +343,47 @@ def test_hf_results_render_again_from_their_json(tmp_path):
 
 def fake_instructions(*, layers: int, repair: float, loop: float, nodes: int = 100) -> dict:
     """An ``instructions.measure`` record with the given counts per call (one Llama size, one synthetic)."""
-    row = {"layers": layers, "nodes_top": nodes, "nodes_total": nodes, "graphs": 1,
-           "repair": {"Ir": repair}, "top_level_loop": {"Ir": loop}}
+    row = {
+        "layers": layers,
+        "nodes_top": nodes,
+        "nodes_total": nodes,
+        "graphs": 1,
+        "repair": {"Ir": repair},
+        "top_level_loop": {"Ir": loop},
+    }
     instructions._add_ratios(row, "llama")
-    syn = {"nodes": nodes, "repair": {"Ir": 3 * loop}, "repair_export_like": {"Ir": repair},
-           "top_level_loop": {"Ir": loop}}
+    syn = {
+        "nodes": nodes,
+        "repair": {"Ir": 3 * loop},
+        "repair_export_like": {"Ir": repair},
+        "top_level_loop": {"Ir": loop},
+    }
     instructions._add_ratios(syn, "synthetic")
-    return {"available": True, "tool": "callgrind (fake)", "reps": 3, "warmup": 2, "cache_sim": False,
-            "duration_s": 1.0, "llama": [row], "synthetic": [syn]}
+    return {
+        "available": True,
+        "tool": "callgrind (fake)",
+        "reps": 3,
+        "warmup": 2,
+        "cache_sim": False,
+        "duration_s": 1.0,
+        "llama": [row],
+        "synthetic": [syn],
+    }
 
 
 def test_export_share_target_says_where_the_upstream_loop_alone_is_over_the_bound():
     def row(layers, export_s, repair_s, loop_s):
-        return {"layers": layers, "graphs": 1, "export": {"median_s": export_s},
-                "top_level_loop": {"median_s": loop_s},
-                "ratios": {"repair_to_export": repair_s / export_s,
-                           "repair_to_top_level_loop": repair_s / loop_s, "deepcopy_to_repair": 100.0}}
+        return {
+            "layers": layers,
+            "graphs": 1,
+            "export": {"median_s": export_s},
+            "top_level_loop": {"median_s": loop_s},
+            "ratios": {
+                "repair_to_export": repair_s / export_s,
+                "repair_to_top_level_loop": repair_s / loop_s,
+                "deepcopy_to_repair": 100.0,
+            },
+        }
 
     share = targets.evaluate({"llama": [row(1, 1.0, 1e-4, 5e-5), row(256, 40.0, 0.0108, 0.0094)]})[0]
     assert share["met"] is False

@@ -18,9 +18,13 @@ from helpers import not_reproduced
 
 def _params():
     return [
-        pytest.param(case, id=case.name, marks=[
-            pytest.mark.skip(reason=str(executorch_missing()))
-        ] if case.needs_executorch and executorch_missing() else [])
+        pytest.param(
+            case,
+            id=case.name,
+            marks=[pytest.mark.skip(reason=str(executorch_missing()))]
+            if case.needs_executorch and executorch_missing()
+            else [],
+        )
         for case in CASES
     ]
 
@@ -31,8 +35,10 @@ def test_fails_without_repair(case):
     if outcome.stage == "setup":
         pytest.fail(f"the collision is not set up: {outcome.error}")
     if outcome.ok:
-        not_reproduced("no longer produces this failure: it records the names it assigns or "
-                       "stopped producing the collision")
+        not_reproduced(
+            "no longer produces this failure: it records the names it assigns or "
+            "stopped producing the collision"
+        )
     assert outcome.stage == case.expected_stage, outcome
     assert re.search(case.expected_error, outcome.error), outcome.error
 

@@ -36,8 +36,9 @@ def _env():
 
 def _run(*argv, cwd, console=False):
     cmd = [str(CONSOLE_SCRIPT)] if console else [sys.executable, "-m", "torch_export_names"]
-    return subprocess.run([*cmd, "run", *argv], cwd=cwd, env=_env(), capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [*cmd, "run", *argv], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=300
+    )
 
 
 def _seen(stdout: str) -> dict[str, str]:

@@ -121,8 +121,10 @@ def _has(module, *names: str) -> None:
         module = _import(module, "consumer")
     missing = [n for n in names if not hasattr(module, n)]
     if missing:
-        pytest.skip(f"ExecuTorch {importlib.metadata.version('executorch')} has no "
-                    f"{module.__name__}.{', '.join(missing)}: the consumer is not in this release")
+        pytest.skip(
+            f"ExecuTorch {importlib.metadata.version('executorch')} has no "
+            f"{module.__name__}.{', '.join(missing)}: the consumer is not in this release"
+        )
 
 
 def _export(model, args):
@@ -350,8 +352,10 @@ def test_consumer_runs_with_hook(case):
         except Exception:  # noqa: BLE001 - it collided: it does the work, so the assert below stands
             plain = out
         if plain is not out and not case.did_work(plain) and not is_pinned("executorch"):
-            pytest.skip(f"{case.id}: this ExecuTorch's consumer does not do the work the case checks, "
-                        "hook or no hook (an older release)")
+            pytest.skip(
+                f"{case.id}: this ExecuTorch's consumer does not do the work the case checks, "
+                "hook or no hook (an older release)"
+            )
     assert case.did_work(out), f"{case.id} did not do its work"
     names = {n.name for n in _nodes(out)}
     assert case.colliding in names, f"{case.colliding} was renamed: {sorted(names)}"

@@ -65,6 +65,7 @@ def test_the_ci_subset_is_mixed():
 
 # The comparison itself: it must see a difference when there is one, and allow only stock's bugs.
 
+
 class _InfArgument(torch.nn.Module):
     """An input called ``inf``: stock torch's ep.module() reads it as fx's global ``inf``."""
 
@@ -75,6 +76,7 @@ class _InfArgument(torch.nn.Module):
 def _entry(module_factory, label="harness-check"):
     def build():
         return differential.Built(module_factory(), lambda k: (torch.ones(2 + k, 3),), ({0: "AUTO"},))
+
     return differential.Entry(f"test/{label}", "nn", build)
 
 
@@ -93,6 +95,7 @@ def test_a_hook_that_changes_outputs_is_caught(monkeypatch):
             gm = original(self, *args, **kwargs)
             gm.register_forward_hook(lambda m, inputs, out: out * 2)
             return gm
+
         with monkeypatch.context() as m:
             m.setattr(torch.export.ExportedProgram, "module", module)
             yield

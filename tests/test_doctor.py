@@ -23,8 +23,13 @@ def report():
 def _without_versions(text: str) -> str:
     masked = "python X, torch X, executorch X, torch-export-names X"
     text = re.sub(r"^python .*$", masked, text, count=1, flags=re.M)
-    return re.sub(r"^kept out of this report: \d+ lines of output and \d+ warnings", "kept out of this report: "
-                  "N lines of output and M warnings", text, count=1, flags=re.M)
+    return re.sub(
+        r"^kept out of this report: \d+ lines of output and \d+ warnings",
+        "kept out of this report: N lines of output and M warnings",
+        text,
+        count=1,
+        flags=re.M,
+    )
 
 
 @pytest.mark.skipif(not executorch_available(), reason="the golden report includes the ExecuTorch cases")
@@ -33,8 +38,9 @@ def test_doctor_prints_the_report_and_nothing_else(report):
     the package's own rename warnings stay in the report (doctor --json), counted in one line."""
     if not report["affected"]:
         not_reproduced("records export names; the golden report is for affected versions")
-    r = subprocess.run([sys.executable, "-m", "torch_export_names", "doctor"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "torch_export_names", "doctor"], capture_output=True, text=True, timeout=300
+    )
     assert r.stderr == ""
     expecttest.TestCase().assertExpectedInline(
         _without_versions(r.stdout),
@@ -104,14 +110,22 @@ def _with(report, **changes):
     "situation,expected",
     [
         (dict(affected=True, hook={"active": False, "sources": []}), "call torch_export_names.install()"),
-        (dict(affected=True, hook={"active": False, "sources": []}, patch_available=True),
-         "or fix torch itself with `torch-export-names patch apply`"),
-        (dict(affected=True, hook={"active": False, "sources": []}, patch_available=False),
-         "(no torch patch ships for this release)"),
-        (dict(affected=True, hook={"active": True, "sources": ["TORCH_EXPORT_NAMES"]}),
-         "the hook is active (via TORCH_EXPORT_NAMES)"),
-        (dict(affected=False, torch_patched="torch-2.13.0.patch"),
-         "`pip uninstall torch-export-names` does not revert that patch"),
+        (
+            dict(affected=True, hook={"active": False, "sources": []}, patch_available=True),
+            "or fix torch itself with `torch-export-names patch apply`",
+        ),
+        (
+            dict(affected=True, hook={"active": False, "sources": []}, patch_available=False),
+            "(no torch patch ships for this release)",
+        ),
+        (
+            dict(affected=True, hook={"active": True, "sources": ["TORCH_EXPORT_NAMES"]}),
+            "the hook is active (via TORCH_EXPORT_NAMES)",
+        ),
+        (
+            dict(affected=False, torch_patched="torch-2.13.0.patch"),
+            "`pip uninstall torch-export-names` does not revert that patch",
+        ),
         (dict(affected=False, torch_patched=None), "this torch records every name it assigns"),
         (dict(ok=False), "Please file a bug with this report"),
     ],
@@ -124,7 +138,9 @@ def test_report_ends_with_the_next_step_for_the_situation(report, situation, exp
 def test_failing_case_makes_the_report_fail(report):
     bad = {"ok": False, "stage": "step", "error": "RuntimeError: Node redefined name mul_1!"}
     case = dict(report["cases"][0], with_repair=bad)
-    fake = dict(report, cases=[case], passed=0, failed=1, skipped=0, ok=False, captured_output="", warnings=[])
+    fake = dict(
+        report, cases=[case], passed=0, failed=1, skipped=0, ok=False, captured_output="", warnings=[]
+    )
     text = doctor.format_report(fake)
     assert "with repair:    fails (step): RuntimeError: Node redefined name mul_1!" in text
     assert text.splitlines()[-2] == "with repair: 0 passed, 1 failed, 0 skipped; SOME CASES FAIL WITH REPAIR"
@@ -135,7 +151,10 @@ def _doctor_json(**env):
 
     r = subprocess.run(
         [sys.executable, "-m", "torch_export_names", "doctor", "--json"],
-        capture_output=True, text=True, timeout=300, env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
     )
     return r, json.loads(r.stdout)
 
@@ -171,7 +190,9 @@ def test_report_says_how_the_hook_got_there():
 def test_cli_json_and_exit_status():
     r = subprocess.run(
         [sys.executable, "-m", "torch_export_names", "doctor", "--json"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     data = json.loads(r.stdout)
     assert r.returncode == (0 if data["ok"] else 1)
@@ -181,7 +202,9 @@ def test_cli_json_and_exit_status():
 
 def test_json_output_is_only_the_json_whatever_the_cases_print(report, monkeypatch, capfd):
     def noisy_collect():
-        os.write(1, b"[QNN] Downloading libc++ (LLVM 14.0.0)...\n")  # as ExecuTorch 1.3's Qualcomm backend does
+        os.write(
+            1, b"[QNN] Downloading libc++ (LLVM 14.0.0)...\n"
+        )  # as ExecuTorch 1.3's Qualcomm backend does
         os.write(2, b"Traceback (most recent call last):\n")
         return dict(report)
 

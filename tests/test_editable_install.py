@@ -22,13 +22,17 @@ from models import MulInput
 REPO = Path(__file__).resolve().parents[1]
 PINNED = re.search(r"^torch==(\S+)$", (REPO / "constraints.txt").read_text(), re.M).group(1)
 
-USER_CODE = textwrap.dedent(
-    """
+USER_CODE = (
+    textwrap.dedent(
+        """
     import torch
     import torch_export_names
     """
-) + "\n" + inspect.getsource(MulInput) + textwrap.dedent(
-    """
+    )
+    + "\n"
+    + inspect.getsource(MulInput)
+    + textwrap.dedent(
+        """
     ep = torch.export.export(MulInput(), (torch.randn(3),))
     g = ep.graph
     x = next(n for n in g.nodes if n.op == "placeholder")
@@ -37,6 +41,7 @@ USER_CODE = textwrap.dedent(
     g.lint()  # Node redefined name mul_1! unless the hook repaired the program
     print("linted with", torch_export_names.__file__)
     """
+    )
 )
 
 pytestmark = [
@@ -75,7 +80,9 @@ def _env(**extra):
 def test_editable_install_has_the_pth_file(editable_venv):
     site = subprocess.run(
         [str(editable_venv), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     from torch_export_names._bootstrap import pth_line
 
@@ -85,16 +92,28 @@ def test_editable_install_has_the_pth_file(editable_venv):
 
 def test_editable_install_repairs_with_the_env_var(editable_venv, tmp_path):
     (tmp_path / "user_model.py").write_text(USER_CODE)
-    r = subprocess.run([str(editable_venv), "user_model.py"], cwd=tmp_path, env=_env(**{ENV_VAR: "1"}),
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [str(editable_venv), "user_model.py"],
+        cwd=tmp_path,
+        env=_env(**{ENV_VAR: "1"}),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert f"linted with {REPO / 'torch_export_names' / '__init__.py'}" in r.stdout
 
 
 def test_editable_install_without_the_env_var_is_stock_torch(editable_venv, tmp_path):
     (tmp_path / "user_model.py").write_text(USER_CODE)
-    r = subprocess.run([str(editable_venv), "user_model.py"], cwd=tmp_path, env=_env(),
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [str(editable_venv), "user_model.py"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if r.returncode == 0:
         not_reproduced("runs the user code without the hook: it records export names")
     assert "Node redefined name mul_1!" in r.stderr

@@ -362,6 +362,8 @@ def test_buffer_passed_to_a_hop_of_unknown_layout_counts_as_runtime(monkeypatch,
     monkeypatch.setitem(_hops.HOP_SUBGRAPH_OPERANDS, "wrap_with_set_grad_enabled", UNKNOWN_LAYOUTS[layout])
     with pytest.warns(TorchExportNamesWarning) as caught:  # _hops.hop_subgraphs may warn too
         runtime = runtime_placeholders(ep)
-    assert any("wrap_with_set_grad_enabled" in str(w.message) and "counts as run time" in str(w.message)
-               for w in caught), [str(w.message) for w in caught]
+    assert any(
+        "wrap_with_set_grad_enabled" in str(w.message) and "counts as run time" in str(w.message)
+        for w in caught
+    ), [str(w.message) for w in caught]
     assert runtime == {"x", "b_cache"}  # not p_w: the HOP does not read it

@@ -113,7 +113,11 @@ def named(pass_name, fn, names, args, acts_on, **kw) -> PassCase:
 def from_case(pass_name, case_name) -> PassCase:
     c = CASE[case_name]
     return PassCase(
-        pass_name, c.make, c.colliding, c.consumed, expected_error=c.expected_error,
+        pass_name,
+        c.make,
+        c.colliding,
+        c.consumed,
+        expected_error=c.expected_error,
         matches_eager=c.matches_eager,
     )
 

@@ -351,8 +351,7 @@ def _case_params():
 
     for case in CASES:
         skip = case.needs_executorch and executorch_missing()
-        yield pytest.param(case, id=case.name,
-                           marks=[pytest.mark.skip(reason=str(skip))] if skip else [])
+        yield pytest.param(case, id=case.name, marks=[pytest.mark.skip(reason=str(skip))] if skip else [])
 
 
 @pytest.mark.parametrize("case", _case_params())

@@ -38,13 +38,40 @@ _custom_builtins = torch.fx.graph._custom_builtins
 
 # Usable as a Python parameter name: no keywords, no dunders, not `self`.
 BUILTINS = sorted(
-    n for n in _illegal_names
+    n
+    for n in _illegal_names
     if n.isidentifier() and not keyword.iskeyword(n) and not n.startswith("__") and n != "self"
 )
 CODEGEN_GLOBALS = sorted(_custom_builtins)  # inf, nan, device, torch, pytree, fx_pytree, NoneType
-OP_NAMES = ["mul", "mul_1", "add", "add_1", "sub", "where", "ones", "clamp", "stack", "sum", "getitem",
-            "cond", "while_loop", "scan", "map_impl", "true_graph_0", "body_graph_0", "submod_1", "arg0_1",
-            "inf_1", "nan_1", "device_1", "torch_1", "x", "lt", "zeros", "_to_copy"]
+OP_NAMES = [
+    "mul",
+    "mul_1",
+    "add",
+    "add_1",
+    "sub",
+    "where",
+    "ones",
+    "clamp",
+    "stack",
+    "sum",
+    "getitem",
+    "cond",
+    "while_loop",
+    "scan",
+    "map_impl",
+    "true_graph_0",
+    "body_graph_0",
+    "submod_1",
+    "arg0_1",
+    "inf_1",
+    "nan_1",
+    "device_1",
+    "torch_1",
+    "x",
+    "lt",
+    "zeros",
+    "_to_copy",
+]
 
 AUTO = getattr(Dim, "AUTO", None)
 NAME = st.one_of(st.sampled_from(CODEGEN_GLOBALS), st.sampled_from(BUILTINS), st.sampled_from(OP_NAMES))
@@ -62,15 +89,24 @@ EXPRS = [
 # How a step wraps its body: (source template, the HOP that must show up in the exported graph).
 KINDS = {
     "plain": ("_q_v{k} = {e}", None),
-    "cond": ("_q_v{k} = _q_T.cond({a}.sum() > 0, lambda p, q: {e_pq}, lambda p, q: {f_pq}, ({a}, {b}))",
-             "cond"),
-    "while_loop": ("_q_v{k} = _q_while(lambda i, p: i < 2, lambda i, p: (i + 1, {e_pb}), "
-                   "(_q_T.zeros((), dtype=_q_T.int64), {a}))[1]", "while_loop"),
-    "scan": ("_q_v{k} = _q_scan(lambda c, x: (c + x, {e_cx}), {a}, _q_T.stack([{b}, {b}]))[1].sum(0)",
-             "scan"),
+    "cond": (
+        "_q_v{k} = _q_T.cond({a}.sum() > 0, lambda p, q: {e_pq}, lambda p, q: {f_pq}, ({a}, {b}))",
+        "cond",
+    ),
+    "while_loop": (
+        "_q_v{k} = _q_while(lambda i, p: i < 2, lambda i, p: (i + 1, {e_pb}), "
+        "(_q_T.zeros((), dtype=_q_T.int64), {a}))[1]",
+        "while_loop",
+    ),
+    "scan": (
+        "_q_v{k} = _q_scan(lambda c, x: (c + x, {e_cx}), {a}, _q_T.stack([{b}, {b}]))[1].sum(0)",
+        "scan",
+    ),
     "map": ("_q_v{k} = _q_map(lambda x, p: {e_xp}, _q_T.stack([{a}, {a}]), {b}).sum(0)", "map_impl"),
-    "autocast": ("with _q_T.autocast('cpu', dtype=_q_T.bfloat16):\n        _q_v{k} = {e}",
-                 "wrap_with_autocast"),
+    "autocast": (
+        "with _q_T.autocast('cpu', dtype=_q_T.bfloat16):\n        _q_v{k} = {e}",
+        "wrap_with_autocast",
+    ),
     "set_grad": ("with _q_T.no_grad():\n        _q_v{k} = {e}", "wrap_with_set_grad_enabled"),
 }
 
@@ -123,10 +159,17 @@ def programs(draw):
 def _source(inputs, body, result, rename=None) -> str:
     r = (lambda v: rename.get(v, v)) if rename else (lambda v: v)
     lines = [
-        "    " + template.format(
-            k=k, a=r(a), b=r(b), e=e.format(x=r(a), y=r(b)),
-            e_pq=e.format(x="p", y="q"), f_pq=f.format(x="p", y="q"),
-            e_pb=e.format(x="p", y=r(b)), e_cx=e.format(x="c", y="x"), e_xp=e.format(x="x", y="p"),
+        "    "
+        + template.format(
+            k=k,
+            a=r(a),
+            b=r(b),
+            e=e.format(x=r(a), y=r(b)),
+            e_pq=e.format(x="p", y="q"),
+            f_pq=f.format(x="p", y="q"),
+            e_pb=e.format(x="p", y=r(b)),
+            e_cx=e.format(x="c", y="x"),
+            e_xp=e.format(x="x", y="p"),
         )
         for template, k, a, b, e, f in body
     ]

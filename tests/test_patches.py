@@ -143,9 +143,7 @@ def test_a_guard_that_fails_without_the_patch_or_looks_different_with_it_fails_t
         "guard g differs from torch without the patch: 'forward(input_1)' instead of 'forward(input)'"
     ]
     patched_fails = _report([("guard", "g", False, "NameError: name 'L' is not defined")], [same])
-    assert patched_fails.problems == [
-        "with the patch, guard g fails: NameError: name 'L' is not defined"
-    ]
+    assert patched_fails.problems == ["with the patch, guard g fails: NameError: name 'L' is not defined"]
 
 
 def test_verdict_is_pass(report):
@@ -269,7 +267,8 @@ def test_cli_apply_and_revert_on_a_target(site_copy):
     def run(*args):
         return subprocess.run(
             [sys.executable, "-m", "torch_export_names", "patch", *args, "--target", str(site_copy)],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         )
 
     applied = run("apply")
@@ -288,7 +287,9 @@ def test_cli_apply_and_revert_on_a_target(site_copy):
 def test_gnu_patch_applies_it_to_site_packages_as_the_readme_says(site_copy):
     subprocess.run(
         ["patch", "-p1", "--batch", "--forward", "-d", str(site_copy), "-i", str(PATCH.path)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     for rel in PATCH.pristine:
         assert (site_copy / rel).read_text(encoding="utf-8") == patched_text(rel)
@@ -355,7 +356,10 @@ def test_build_puts_the_patches_in_the_package(tmp_path, monkeypatch):
     repo = REPO_PATCHES.parent
     subprocess.run(
         [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path)],
-        cwd=repo, check=True, capture_output=True, text=True,
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     data = tmp_path / "torch_export_names" / "_torch_patch" / "data"
     shipped = sorted(p.name for p in data.iterdir())

@@ -117,8 +117,9 @@ def test_two_wrappers_in_either_order(theirs_kind, first, remove_first):
     dropped = theirs_kind == "foreign" and order[-1] is a and removal[0] is b
     # A patch removed from under another object warns once; so does ours after a foreign
     # wrapper under it dropped it.
-    assert len(overwrapped) == (1 if (buried and theirs_kind == "patch") or ours_buried_by_foreign
-                                or dropped else 0)
+    assert len(overwrapped) == (
+        1 if (buried and theirs_kind == "patch") or ours_buried_by_foreign or dropped else 0
+    )
     if not ours_buried_by_foreign:
         assert Target.__dict__["method"] is ORIGINAL
     else:

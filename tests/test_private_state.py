@@ -33,9 +33,7 @@ def ep_missing_state(monkeypatch):
     return ep
 
 
-@pytest.mark.parametrize(
-    "fn", [reserve_node_names, propagate_subgraph_names, find_unrecorded_names, repair]
-)
+@pytest.mark.parametrize("fn", [reserve_node_names, propagate_subgraph_names, find_unrecorded_names, repair])
 def test_missing_state_warns_once_and_changes_nothing(ep_missing_state, fn):
     before = names_and_code(ep_missing_state)
     with pytest.warns(TorchExportNamesWarning, match=r"did nothing: .*_base_count is missing"):
@@ -46,9 +44,7 @@ def test_missing_state_warns_once_and_changes_nothing(ep_missing_state, fn):
     assert names_and_code(ep_missing_state) == before
 
 
-@pytest.mark.parametrize(
-    "fn", [reserve_node_names, propagate_subgraph_names, find_unrecorded_names, repair]
-)
+@pytest.mark.parametrize("fn", [reserve_node_names, propagate_subgraph_names, find_unrecorded_names, repair])
 def test_missing_state_raises_with_strict(ep_missing_state, fn):
     before = names_and_code(ep_missing_state)
     with pytest.raises(PrivateStateMissing, match="_base_count"):

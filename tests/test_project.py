@@ -62,11 +62,15 @@ def test_installing_the_package_never_replaces_the_installed_torch(tmp_path):
     report = tmp_path / "report.json"
     r = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--report", str(report), str(ROOT)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert r.returncode == 0, r.stderr
-    planned = {i["metadata"]["name"].lower(): i["metadata"]["version"]
-               for i in json.loads(report.read_text())["install"]}
+    planned = {
+        i["metadata"]["name"].lower(): i["metadata"]["version"]
+        for i in json.loads(report.read_text())["install"]
+    }
     assert "torch" not in planned, f"pip would replace torch {torch.__version__} with {planned['torch']}"
     assert "torch-export-names" in planned
 
@@ -80,8 +84,11 @@ def test_the_wheel_has_one_version_and_ships_py_typed(tmp_path):
     import torch_export_names
 
     root = __import__("pathlib").Path(__file__).resolve().parent.parent
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                    "-w", str(tmp_path), str(root)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(root)],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = tmp_path.glob("*.whl")
     assert wheel.name.split("-")[1] == torch_export_names.__version__
     assert "torch_export_names/py.typed" in zipfile.ZipFile(wheel).namelist()

@@ -139,8 +139,10 @@ output output = output(matmul)""",
                 try:
                     torch.testing.assert_close(before, model(*args))
                 except AssertionError:  # seen on torch 2.7.1 for WhileSameOperandTwice
-                    self.skipTest(f"torch {torch.__version__}'s own export of {type(model).__name__} "
-                                  "differs from eager before any renaming (a torch bug, not naming)")
+                    self.skipTest(
+                        f"torch {torch.__version__}'s own export of {type(model).__name__} "
+                        "differs from eager before any renaming (a torch bug, not naming)"
+                    )
                 torch.testing.assert_close(ep.module()(*args), model(*args))
         if renamed == 0:
             not_reproduced("already names these placeholders")

@@ -10,8 +10,25 @@ from torch_export_names._torch_compat import output_node
 from helpers import lint_all
 
 # Op names and suffixed forms torch.export and later passes hand out.
-NAMES = ["mul", "mul_1", "mul_2", "t", "t_1", "cat", "cat_1", "arange", "add", "add_1",
-         "sub", "output", "_tensor_constant0", "arg0_1", "getitem", "slice_1", "neg"]
+NAMES = [
+    "mul",
+    "mul_1",
+    "mul_2",
+    "t",
+    "t_1",
+    "cat",
+    "cat_1",
+    "arange",
+    "add",
+    "add_1",
+    "sub",
+    "output",
+    "_tensor_constant0",
+    "arg0_1",
+    "getitem",
+    "slice_1",
+    "neg",
+]
 
 OPS = {
     "mul": "{a} * {b}",
@@ -27,8 +44,13 @@ OPS = {
 @st.composite
 def programs(draw):
     inputs = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True))
-    steps = draw(st.lists(st.tuples(st.sampled_from(sorted(OPS)), st.integers(0, 99), st.integers(0, 99)),
-                          min_size=1, max_size=6))
+    steps = draw(
+        st.lists(
+            st.tuples(st.sampled_from(sorted(OPS)), st.integers(0, 99), st.integers(0, 99)),
+            min_size=1,
+            max_size=6,
+        )
+    )
     values, body = list(inputs), []
     for k, (op, i, j) in enumerate(steps):
         body.append(f"    v{k} = " + OPS[op].format(a=values[i % len(values)], b=values[j % len(values)]))

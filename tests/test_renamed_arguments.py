@@ -46,8 +46,11 @@ NEW_SHAPE = torch.randn(5, 3, 11, 9)
 def _sequential():
     torch.manual_seed(0)
     return torch.nn.Sequential(
-        torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
-        torch.nn.Flatten(), torch.nn.Linear(4, 2),
+        torch.nn.Conv2d(3, 4, 3),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(4, 2),
     ).eval()
 
 
@@ -92,8 +95,9 @@ def test_sequential_with_dynamic_shapes_behaves_as_on_stock_torch(without_hook):
     torch.testing.assert_close(got, model(NEW_SHAPE))
     assert inspect.signature(hooked.forward) == inspect.signature(stock.module().forward)
     assert ep._guards_code == stock._guards_code if hasattr(stock, "_guards_code") else True
-    assert _same_outcome(_outcome(lambda: hooked(input=NEW_SHAPE)),
-                         _outcome(lambda: stock.module()(input=NEW_SHAPE)))
+    assert _same_outcome(
+        _outcome(lambda: hooked(input=NEW_SHAPE)), _outcome(lambda: stock.module()(input=NEW_SHAPE))
+    )
 
 
 @pytest.fixture

@@ -16,14 +16,18 @@ from torch_export_names._bootstrap import ENV_VAR
 from helpers import not_reproduced
 from models import CollidingInputs
 
-USER_CODE = textwrap.dedent(
-    """
+USER_CODE = (
+    textwrap.dedent(
+        """
     import sys
     import torch
     from torch.export import export
     """
-) + "\n" + inspect.getsource(CollidingInputs) + textwrap.dedent(
-    """
+    )
+    + "\n"
+    + inspect.getsource(CollidingInputs)
+    + textwrap.dedent(
+        """
     ep = export(CollidingInputs(), (torch.randn(2, 3), torch.randn(2, 3)))
     g = ep.graph
     x = next(n for n in g.nodes if n.op == "placeholder")
@@ -32,6 +36,7 @@ USER_CODE = textwrap.dedent(
     g.lint()  # Node redefined name mul_1! unless the hook repaired the program
     print("linted", sys.argv[1:])
     """
+    )
 )
 
 PTH = Path(sysconfig.get_paths()["purelib"]) / "torch_export_names.pth"
@@ -70,8 +75,9 @@ def test_run_script(user_script):
 
 def test_run_module(user_script):
     path = os.pathsep.join(filter(None, [str(user_script), os.environ.get("PYTHONPATH")]))
-    r = _python("-m", "torch_export_names", "run", "-m", "user_model", "c", cwd=user_script,
-                env=_env(PYTHONPATH=path))
+    r = _python(
+        "-m", "torch_export_names", "run", "-m", "user_model", "c", cwd=user_script, env=_env(PYTHONPATH=path)
+    )
     assert r.returncode == 0, r.stderr
     assert "linted ['c']" in r.stdout
 
@@ -115,10 +121,7 @@ def test_env_var_and_an_early_install_wrap_once_and_uninstall_completely(tmp_pat
     assert "one wrapper, removed" in r.stdout
 
 
-STATUS = (
-    "import torch.export, torch_export_names.hook as h; s = h.status(); "
-    "print(s.active, list(s.sources))"
-)
+STATUS = "import torch.export, torch_export_names.hook as h; s = h.status(); print(s.active, list(s.sources))"
 
 
 @pytest.mark.parametrize("value", ["1", "true", "TRUE", "Yes", "on", " On "])
@@ -154,8 +157,14 @@ def _run_pth(tmp_path, line: str, **env):
     (site_dir / "torch_export_names.pth").write_text(line)
     code = f"import site; site.addsitedir({str(site_dir)!r}); print('started')"
     clean = {k: v for k, v in _env(**env).items() if k != "PYTHONPATH"}
-    return subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60, env=clean)
+    return subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean,
+    )
 
 
 def test_a_broken_install_never_breaks_python_start_up(tmp_path):
@@ -166,8 +175,10 @@ def test_a_broken_install_never_breaks_python_start_up(tmp_path):
     r = _run_pth(tmp_path, pth_line(), **{ENV_VAR: "1"})
     assert r.returncode == 0 and r.stdout == "started\n", r.stderr
     assert "Traceback" not in r.stderr
-    assert r.stderr.startswith("torch-export-names: TORCH_EXPORT_NAMES is set but the export hook could not "
-                               "be loaded (ModuleNotFoundError"), r.stderr
+    assert r.stderr.startswith(
+        "torch-export-names: TORCH_EXPORT_NAMES is set but the export hook could not "
+        "be loaded (ModuleNotFoundError"
+    ), r.stderr
 
 
 def test_a_broken_install_is_silent_when_the_hook_is_not_asked_for(tmp_path):

@@ -53,9 +53,7 @@ def _codegen_probe() -> torch.fx.Graph:
     clamped = g.call_function(torch.ops.aten.clamp.default, (full, -math.inf, math.nan))
     shape = g.call_function(getattr, (x, "shape"))
     other = g.call_function(getattr, (x, "not-an-identifier", None))
-    clone = g.call_function(
-        torch.ops.aten.clone.default, (item,), {"memory_format": torch.contiguous_format}
-    )
+    clone = g.call_function(torch.ops.aten.clone.default, (item,), {"memory_format": torch.contiguous_format})
     g.output((total, clamped, clone, shape, other, k))
     in_spec = pytree.tree_structure(((1,), {"k": 2}))
     out_spec = pytree.tree_structure((1, 2, 3, 4, 5, 6))
@@ -102,9 +100,7 @@ def codegen_names() -> frozenset[str]:
         own = {n.target for n in graph.nodes if n.op == "placeholder"}
         params = set(forward.get_parameters()) - own
         unbindable = {n for n in builtins.__dict__ if n.isidentifier() and not _bindable(n)}
-        _codegen_names_cache = frozenset(
-            {*forward.get_globals(), *params, *keyword.kwlist, *unbindable}
-        )
+        _codegen_names_cache = frozenset({*forward.get_globals(), *params, *keyword.kwlist, *unbindable})
     return _codegen_names_cache
 
 

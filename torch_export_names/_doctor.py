@@ -159,8 +159,10 @@ def next_step(report: dict[str, Any]) -> str:
         "its environment"
     )
     if report.get("patch_available"):
-        return f"next: repair your exports, by any one of: {ways}; or fix torch itself with " \
+        return (
+            f"next: repair your exports, by any one of: {ways}; or fix torch itself with "
             "`torch-export-names patch apply`."
+        )
     return f"next: repair your exports, by any one of: {ways} (no torch patch ships for this release)."
 
 

@@ -65,9 +65,7 @@ def split_suffix(name: str) -> tuple[str, int | None]:
 def _namespace(graph: torch.fx.Graph):
     ns = getattr(graph, "_graph_namespace", None)
     if ns is None:
-        raise PrivateStateMissing(
-            f"torch {torch.__version__}: torch.fx.Graph has no _graph_namespace"
-        )
+        raise PrivateStateMissing(f"torch {torch.__version__}: torch.fx.Graph has no _graph_namespace")
     for attr, kind in (("_used_names", set), ("_obj_to_name", dict), ("_base_count", dict)):
         if not isinstance(getattr(ns, attr, None), kind):
             raise PrivateStateMissing(
@@ -313,14 +311,16 @@ def record_all(
         if phs is None:
             phs = placeholders(graph)
         maybe = [
-            node for node in phs
+            node
+            for node in phs
             if isinstance(node.target, str)
             and (node.target in risky or node.name in risky or not node.target.isidentifier())
         ]
         if maybe:
             clobbered = clobbered_placeholders(graph)
             at_risk = {
-                node for node in maybe
+                node
+                for node in maybe
                 if shadows(str(node.target), graph) or shadows(node.name, graph) or node in clobbered
             }
             if at_risk:
@@ -349,5 +349,3 @@ def placeholders(graph: torch.fx.Graph) -> list[torch.fx.Node]:
     if found is not None:
         return found
     return [n for n in graph.nodes if n.op == "placeholder"]
-
-

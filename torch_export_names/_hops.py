@@ -93,7 +93,8 @@ def hop_nodes(graph: torch.fx.Graph) -> list[torch.fx.Node]:
     find = getattr(graph, "find_nodes", None)
     if find is None:
         return [
-            n for n in graph.nodes
+            n
+            for n in graph.nodes
             if n.op == "call_function"
             and isinstance(n.target, torch._ops.HigherOrderOperator)
             and n.target._name in HOP_SUBGRAPH_OPERANDS

@@ -131,8 +131,9 @@ def reconcile_guards(ep) -> None:
         if not shadows(old, graph):
             continue
         fits = [
-            new for i, new in enumerate(names)
-            if new not in guarded and legal_names([*names[:i], old, *names[i + 1:]], graph)[i] == new
+            new
+            for i, new in enumerate(names)
+            if new not in guarded and legal_names([*names[:i], old, *names[i + 1 :]], graph)[i] == new
         ]
         if len(fits) == 1:
             renames[old] = fits[0]

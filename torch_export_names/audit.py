@@ -120,8 +120,17 @@ class AuditReport:
         for e in self.events:
             g = groups.setdefault(
                 (e.kind, e.site, e.api),
-                {"kind": e.kind, "site": str(e.site), "api": e.api, "creations": 0, "created": [],
-                 "duplicates": [], "unrecorded": set(), "illegal": set(), "shared_targets": set()},
+                {
+                    "kind": e.kind,
+                    "site": str(e.site),
+                    "api": e.api,
+                    "creations": 0,
+                    "created": [],
+                    "duplicates": [],
+                    "unrecorded": set(),
+                    "illegal": set(),
+                    "shared_targets": set(),
+                },
             )
             g["creations"] += 1
             g["created"].extend(e.created)
@@ -155,7 +164,11 @@ class AuditReport:
         lines += [f"  audit error: {e}" for e in self.errors]
         rows = [
             (
-                g["kind"], g["site"], g["api"], str(g["creations"]), _short(g["created"]),
+                g["kind"],
+                g["site"],
+                g["api"],
+                str(g["creations"]),
+                _short(g["created"]),
                 _short(g["duplicates"] or [f"target {t}" for t in g["shared_targets"]]),
                 _short(g["unrecorded"] + [f"{n} (illegal)" for n in g["illegal"]]),
             )
@@ -163,8 +176,15 @@ class AuditReport:
         ]
         if not rows:
             return "\n".join(lines)
-        header = ("kind", "site (module:function:line)", "api", "count", "created", "duplicates",
-                  "names at risk")
+        header = (
+            "kind",
+            "site (module:function:line)",
+            "api",
+            "count",
+            "created",
+            "duplicates",
+            "names at risk",
+        )
         widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
         for r in (header, *rows):
             lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
@@ -244,23 +264,35 @@ def _record(api, graph, result, unrecorded, illegal, before) -> None:
     if unrecorded or illegal:
         created_names = {n.name for n in created}
         counts = collections.Counter(n.name for n in graph.nodes if n.name in created_names)
-        events.append(dict(
-            kind="at-risk", api=api, site=site, created=tuple(n.name for n in created),
-            unrecorded=tuple(unrecorded[:_MAX_NAMES]), unrecorded_count=len(unrecorded),
-            illegal=tuple(illegal[:_MAX_NAMES]), illegal_count=len(illegal),
-            duplicates=tuple(n.name for n in created if counts[n.name] > 1),
-        ))
+        events.append(
+            dict(
+                kind="at-risk",
+                api=api,
+                site=site,
+                created=tuple(n.name for n in created),
+                unrecorded=tuple(unrecorded[:_MAX_NAMES]),
+                unrecorded_count=len(unrecorded),
+                illegal=tuple(illegal[:_MAX_NAMES]),
+                illegal_count=len(illegal),
+                duplicates=tuple(n.name for n in created if counts[n.name] > 1),
+            )
+        )
     if placeholders:
         targets = collections.defaultdict(list)
         for n in graph.find_nodes(op="placeholder"):
             targets[n.target].append(n.name)
         for p in placeholders:
             if len(targets[p.target]) > 1:
-                events.append(dict(
-                    kind="shared-target", api=api, site=site, created=(p.name,),
-                    shared_target=str(p.target),
-                    sharing=tuple(x for x in targets[p.target] if x != p.name),
-                ))
+                events.append(
+                    dict(
+                        kind="shared-target",
+                        api=api,
+                        site=site,
+                        created=(p.name,),
+                        shared_target=str(p.target),
+                        sharing=tuple(x for x in targets[p.target] if x != p.name),
+                    )
+                )
     with _lock:
         for report in _reports:
             index = report._graph_index(graph)

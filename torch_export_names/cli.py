@@ -1,10 +1,10 @@
 """Command line.
 
-    torch-export-names doctor [--json]
-    torch-export-names patch list | verify | apply | revert   (the torch patches)
-    torch-export-names run script.py [args...]     (also a folder or zip with __main__.py)
-    torch-export-names run -m module [args...]
-    torch-export-names run --audit [--json FILE] [--no-hook] script.py|-m module [args...]
+torch-export-names doctor [--json]
+torch-export-names patch list | verify | apply | revert   (the torch patches)
+torch-export-names run script.py [args...]     (also a folder or zip with __main__.py)
+torch-export-names run -m module [args...]
+torch-export-names run --audit [--json FILE] [--no-hook] script.py|-m module [args...]
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     d = sub.add_parser("doctor", help="report whether this torch is affected, with reproductions")
     d.add_argument("--json", action="store_true", help="print the report as JSON")
-    sub.add_parser("patch", help="the upstream-style torch patches: list, verify, apply, revert",
-                   add_help=False)
+    sub.add_parser(
+        "patch", help="the upstream-style torch patches: list, verify, apply, revert", add_help=False
+    )
     sub.add_parser(
         "run",
         help="run a script, folder, zip or -m module with the hook installed, as python would",

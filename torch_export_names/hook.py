@@ -140,15 +140,13 @@ def _repair_or_leave(ep) -> None:
                 mod.recompile()
         _restore_program(ep, ep_snap)
         logger.warning(
-            "torch_export_names: repair failed (%s: %s); the ExportedProgram is left "
-            "as torch returned it",
+            "torch_export_names: repair failed (%s: %s); the ExportedProgram is left as torch returned it",
             type(error).__name__,
             error,
         )
         return
     logger.debug(
-        "torch_export_names: repaired an ExportedProgram of %d graph(s): recorded %d "
-        "names, renamed %d nodes",
+        "torch_export_names: repaired an ExportedProgram of %d graph(s): recorded %d names, renamed %d nodes",
         len(graphs),
         report.recorded,
         report.renamed + report.legalized,
@@ -218,8 +216,9 @@ class _GuardsCode:
             if _effective_strict():
                 raise
             ep.__dict__["_guards_code"] = value
-            logger.warning("torch_export_names: could not match the guards' argument names (%s: %s)",
-                           type(e).__name__, e)
+            logger.warning(
+                "torch_export_names: could not match the guards' argument names (%s: %s)", type(e).__name__, e
+            )
         finally:
             _local.in_hook = False
 

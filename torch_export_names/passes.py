@@ -79,9 +79,7 @@ def _graph_modules(obj) -> list[tuple[str, torch.fx.GraphModule | None, torch.fx
     if not root._modules:  # the common case: no nested graph, no module walk
         return [("", root, root.graph)]
     return [
-        (path, mod, mod.graph)
-        for path, mod in root.named_modules()
-        if isinstance(mod, torch.fx.GraphModule)
+        (path, mod, mod.graph) for path, mod in root.named_modules() if isinstance(mod, torch.fx.GraphModule)
     ]
 
 
@@ -170,9 +168,13 @@ def legalize_node_names(obj: Program, *, strict: bool = False) -> int:
     for i, (_, _, graph) in enumerate(graphs):
         clobbered = _ns.clobbered_placeholders(graph)
         found = [
-            n for n in graph.nodes
-            if shadows(n.name, graph) or n in clobbered
-            or n.op == "placeholder" and isinstance(n.target, str) and shadows(n.target, graph)
+            n
+            for n in graph.nodes
+            if shadows(n.name, graph)
+            or n in clobbered
+            or n.op == "placeholder"
+            and isinstance(n.target, str)
+            and shadows(n.target, graph)
         ]
         if found:
             illegal[i] = found
@@ -215,8 +217,10 @@ def repair(obj: Program, *, strict: bool = False) -> RepairReport:
     what it computed before (or, where a name shadowed a global of fx's
     generated code, what eager computes). Modifies ``obj`` in place.
     """
-    if isinstance(obj, torch.fx.GraphModule) and not obj._modules or (
-        isinstance(obj, torch.export.ExportedProgram) and not obj.graph_module._modules
+    if (
+        isinstance(obj, torch.fx.GraphModule)
+        and not obj._modules
+        or (isinstance(obj, torch.export.ExportedProgram) and not obj.graph_module._modules)
     ):
         # One graph: record_all checks the private state before it writes anything.
         root = obj if isinstance(obj, torch.fx.GraphModule) else obj.graph_module
@@ -265,14 +269,18 @@ def find_illegal_names(obj: Program, *, strict: bool = False) -> list[str]:
         f"{path}.{node.name}" if path else node.name
         for path, _, graph in graphs
         for node in graph.nodes
-        if shadows(node.name, graph) or node in clobbered_in[graph]
-        or node.op == "placeholder" and isinstance(node.target, str) and shadows(node.target, graph)
+        if shadows(node.name, graph)
+        or node in clobbered_in[graph]
+        or node.op == "placeholder"
+        and isinstance(node.target, str)
+        and shadows(node.target, graph)
     ]
     if isinstance(obj, torch.export.ExportedProgram):
         for entry in obj.module_call_graph:
             names = _compat.forward_arg_names(obj, entry) or []
-            found += [f"<forward{'.' + entry.fqn if entry.fqn else ''}>.{n}" for n in names
-                      if shadows(n, obj.graph)]
+            found += [
+                f"<forward{'.' + entry.fqn if entry.fqn else ''}>.{n}" for n in names if shadows(n, obj.graph)
+            ]
     return found
 
 
@@ -318,8 +326,11 @@ class RepairNamesPass(PassBase):
             raise TypeError(
                 "RepairNamesPass runs on a torch.fx.GraphModule, got "
                 f"{type(graph_module).__module__}.{type(graph_module).__qualname__}"
-                + ("; for an ExportedProgram call torch_export_names.repair(ep)"
-                   if isinstance(graph_module, torch.export.ExportedProgram) else "")
+                + (
+                    "; for an ExportedProgram call torch_export_names.repair(ep)"
+                    if isinstance(graph_module, torch.export.ExportedProgram)
+                    else ""
+                )
             )
         report = repair(graph_module, strict=self.strict)
         return PassResult(graph_module, any(report))

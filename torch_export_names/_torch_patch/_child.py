@@ -180,8 +180,11 @@ def _guards() -> list[dict]:
 
     def sequential():
         return torch.nn.Sequential(
-            torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
-            torch.nn.Flatten(), torch.nn.Linear(4, 2),
+            torch.nn.Conv2d(3, 4, 3),
+            torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool2d(1),
+            torch.nn.Flatten(),
+            torch.nn.Linear(4, 2),
         ).eval()
 
     class InputInput(torch.nn.Module):

@@ -140,8 +140,7 @@ def apply_file(old_text: str | None, change: FileDiff) -> str:
             if pos >= len(old) or old[pos] != content:
                 found = old[pos].rstrip("\n") if pos < len(old) else "<end of file>"
                 raise PatchError(
-                    f"{change.path}:{pos + 1}: expected {content.rstrip(chr(10))!r}, "
-                    f"found {found!r}"
+                    f"{change.path}:{pos + 1}: expected {content.rstrip(chr(10))!r}, found {found!r}"
                 )
             if marker == " ":
                 out.append(content)

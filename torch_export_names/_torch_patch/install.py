@@ -89,8 +89,9 @@ def apply(target=None, *, dry_run: bool = False, out: TextIO = sys.stdout) -> in
     if backup.exists():
         manifest = _manifest(backup)
         if all(_sha256(current[p]) == h for p, h in manifest["patched"].items()):
-            print(f"torch {version} in {site} is already patched (backup in {backup}); nothing to do",
-                  file=out)
+            print(
+                f"torch {version} in {site} is already patched (backup in {backup}); nothing to do", file=out
+            )
             return 0
         raise Refused(
             f"{backup} exists from an earlier apply but the files no longer match what it "

@@ -62,9 +62,7 @@ class Patch:
     def test_files(self) -> dict[str, str]:
         """New test files the patch adds (``test/...``), path -> content."""
         return {
-            f.path: diff.apply_file(None, f)
-            for f in self.files
-            if f.path.startswith("test/") and f.is_new
+            f.path: diff.apply_file(None, f) for f in self.files if f.path.startswith("test/") and f.is_new
         }
 
     def torch_diff_text(self) -> str:
@@ -93,9 +91,7 @@ def load(version: str) -> Patch:
             pristine[rel.strip()] = sha
     changed = {f.path for f in files if f.path.startswith("torch/")}
     if changed != set(pristine):
-        raise ValueError(
-            f"{hashes_path} lists {sorted(pristine)} but {path.name} changes {sorted(changed)}"
-        )
+        raise ValueError(f"{hashes_path} lists {sorted(pristine)} but {path.name} changes {sorted(changed)}")
     return Patch(release, path, text, files, pristine)
 
 

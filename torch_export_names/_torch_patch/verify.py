@@ -114,6 +114,7 @@ class Report:
 
     def format(self) -> str:
         base = {(c.kind, c.name): c for c in self.baseline.checks} if self.baseline else {}
+
         def cell(check: Check | None) -> str:
             if check is None:
                 return ""
@@ -187,18 +188,27 @@ def _child_env(pythonpath: list[Path]) -> dict:
 def _run_child(label, pythonpath, expect_under, tests, workdir, timeout) -> Run:
     out = workdir / f"{label}.json"
     cmd = [
-        sys.executable, "-m", "torch_export_names._torch_patch._child",
-        "--out", str(out), "--expect-torch-under", str(expect_under),
-        "--tests", *map(str, tests),
+        sys.executable,
+        "-m",
+        "torch_export_names._torch_patch._child",
+        "--out",
+        str(out),
+        "--expect-torch-under",
+        str(expect_under),
+        "--tests",
+        *map(str, tests),
     ]
     proc = subprocess.run(
-        cmd, cwd=workdir, env=_child_env(pythonpath), capture_output=True, text=True,
+        cmd,
+        cwd=workdir,
+        env=_child_env(pythonpath),
+        capture_output=True,
+        text=True,
         timeout=timeout,
     )
     if not out.is_file():
         raise VerifyError(
-            f"the {label} subprocess wrote no result (exit {proc.returncode}):\n"
-            + proc.stderr[-3000:]
+            f"the {label} subprocess wrote no result (exit {proc.returncode}):\n" + proc.stderr[-3000:]
         )
     data = json.loads(out.read_text())
     if data["problems"]:
@@ -234,9 +244,7 @@ def verify(*, baseline: bool = True, keep: bool = False, timeout: float = 900) -
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             tests.append(path)
-        patched = _run_child(
-            "patched", [root, *_package_path()], root / "torch", tests, workdir, timeout
-        )
+        patched = _run_child("patched", [root, *_package_path()], root / "torch", tests, workdir, timeout)
         if not patched.torch["has_assign_name"]:
             raise VerifyError("torch imported from the overlay has no Node._assign_name")
         unpatched = (

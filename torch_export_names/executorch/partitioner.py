@@ -105,7 +105,6 @@ def _ops_to_not_decompose(
     return ops, keep_unless_constant_only
 
 
-
 class ConstantAwareQnnPartitioner(QnnPartitioner):
     """``QnnPartitioner`` (same constructor) that keeps constant-only work off HTP.
 
@@ -147,8 +146,10 @@ def install() -> None:
     with _lock:
         if _patches:
             return
-        for name, impl in (("generate_partitions", _generate_partitions),
-                           ("ops_to_not_decompose", _ops_to_not_decompose)):
+        for name, impl in (
+            ("generate_partitions", _generate_partitions),
+            ("ops_to_not_decompose", _ops_to_not_decompose),
+        ):
             patch = Patch(QnnPartitioner, name, _calling(impl))
             patch.apply()
             _patches.append(patch)
