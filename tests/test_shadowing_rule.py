@@ -1,7 +1,7 @@
 """The rule, proved over every name torch.fx's name space refuses.
 
 ``repair`` renames a name only where keeping it changes what fx's generated code
-means or makes that code invalid (``_fx_namespace.shadows``). For every name in
+means or makes that code invalid (``_codegen_rule.shadows``). For every name in
 ``torch.fx.graph._illegal_names`` (keywords, builtins, ``_custom_builtins``) and
 every name the rule itself lists:
 
@@ -24,20 +24,20 @@ import operator
 import pytest
 import torch
 
-from torch_export_names import _fx_namespace, find_illegal_names, repair
+from torch_export_names import _codegen_rule, _fx_namespace, find_illegal_names, repair
 from torch_export_names._torch_compat import forward_arg_names
 
 from helpers import lint_all
 
 
 def _illegal_names() -> list[str]:
-    names = set(_fx_namespace.illegal_names()) | _fx_namespace.codegen_names()
+    names = set(_fx_namespace.illegal_names()) | _codegen_rule.codegen_names()
     return sorted(names)
 
 
 def _as_parameter(name: str) -> bool:
     """Whether ``name`` can be a parameter of a Python ``forward`` (else: a ``**kwargs`` key)."""
-    return not keyword.iskeyword(name) and _fx_namespace._bindable(name) and name != "self"
+    return not keyword.iskeyword(name) and _codegen_rule._bindable(name) and name != "self"
 
 
 class _Rich(torch.nn.Module):
@@ -97,8 +97,8 @@ def _runs_like_eager(fn, expected) -> bool:
     return True
 
 
-KEPT = [n for n in _illegal_names() if not _fx_namespace.shadows(n)]
-RENAMED = [n for n in _illegal_names() if _fx_namespace.shadows(n)]
+KEPT = [n for n in _illegal_names() if not _codegen_rule.shadows(n)]
+RENAMED = [n for n in _illegal_names() if _codegen_rule.shadows(n)]
 
 
 def test_the_rule_keeps_most_builtins_and_renames_what_the_code_reads():
@@ -188,6 +188,6 @@ def test_a_builtin_the_graph_calls_is_renamed_only_in_that_graph():
     t = torch.randn(4, 2)
     with pytest.raises(TypeError):
         gm(t)  # stock: the generated code calls the argument
-    assert _fx_namespace.shadows("len", gm.graph) and not _fx_namespace.shadows("len")
+    assert _codegen_rule.shadows("len", gm.graph) and not _codegen_rule.shadows("len")
     repair(gm)
     assert gm(t) == 4
