@@ -1,0 +1,326 @@
+"""The upstream stack, commit by commit: what each commit changes (make_stack.py applies it).
+
+Each commit is a list of edits. An int is that edit of patches/make_patches.py (the
+recipe of the release patches), in its 2.15.0 form; a (path, old, new) tuple replaces
+``old`` (whole lines, exactly once) by ``new`` in the file as the commits before left
+it. The three commits together give the torch files of patches/torch-2.15.0.patch
+(``make_stack.py --check``); the release patches' own test file is not part of the
+stack: its tests are hunks in PyTorch's test files here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import stack_tests
+
+
+@dataclasses.dataclass(frozen=True)
+class Commit:
+    message: str
+    edits: tuple
+
+
+_UTILS = "torch/_export/utils.py"
+
+_HOO_LOOP_STOCK = '''\
+        for i, node in enumerate(subgraph.graph.nodes):
+            if i < len(hoo_phs):  # placeholder, retain name
+                name_map[node.name] = hoo_phs[i].name
+                node.name = node.target = hoo_phs[i].name
+                _build_cache(node.name, find_available, used_names)
+            else:  # non-placeholder, check for collisions
+                node.name = _rename_without_collisions(
+                    name_map, find_available, used_names, node.name, node.name
+                )
+'''
+# commit 1: the same names, recorded
+_HOO_LOOP_RECORDED = '''\
+        for i, node in enumerate(subgraph.graph.nodes):
+            if i < len(hoo_phs):  # placeholder, retain name
+                name_map[node.name] = hoo_phs[i].name
+                node._assign_name(hoo_phs[i].name)
+                node.target = node.name
+                _build_cache(node.name, find_available, used_names)
+            else:  # non-placeholder, check for collisions
+                node._assign_name(
+                    _rename_without_collisions(
+                        name_map, find_available, used_names, node.name, node.name
+                    )
+                )
+'''
+# commit 3: only placeholders take operand names; an operand passed twice
+_HOO_LOOP_OPERANDS = '''\
+        for i, node in enumerate(subgraph.graph.nodes):
+            if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
+                operand = hoo_phs[i]
+                # an operand passed twice gets a suffixed second placeholder
+                name = _rename_without_collisions(
+                    name_map,
+                    find_available,
+                    used_names,
+                    node.name,
+                    operand.name if isinstance(operand, torch.fx.Node) else node.name,
+                    is_placeholder=True,
+                )
+                node._assign_name(name)
+                node.target = name
+            else:  # non-placeholder, check for collisions
+                node._assign_name(
+                    _rename_without_collisions(
+                        name_map, find_available, used_names, node.name, node.name
+                    )
+                )
+'''
+
+# Filled in from CHECK.md (measured on this machine): see "Cost" there.
+COST = stack_tests.COST
+
+MESSAGE_1 = f"""\
+[fx] Record the node names torch.export assigns (Node._assign_name)
+
+Summary:
+torch.export renames nodes after tracing by assigning node.name
+directly: placeholder_naming_pass (_assign_new_node_names),
+_name_hoo_subgraph_placeholders, the run_decompositions path
+(_decompose_and_get_gm_with_new_signature_constants),
+_rename_constants_nodes (strict export), the deserializer
+(torch.export.load), the unlift done by ExportedProgram.module()
+(_insert_copy_for_mutations) and _copy_graph_module_and_signature. None
+of these names reach the graph's namespace, so a later create_node can
+hand one of them out again and the graph no longer lints:
+
+    class M(torch.nn.Module):
+        def forward(self, mul):
+            return mul * 2  # exported as mul_1: the input is "mul"
+
+    ep = torch.export.export(M(), (torch.randn(3),))
+    g = ep.graph
+    x = next(iter(g.nodes))
+    with g.inserting_before(g.output_node()):
+        g.create_node("call_function", torch.ops.aten.mul.Tensor,
+                      (x, x), name="mul")
+    g.lint()  # RuntimeError: Node redefined name mul_1!
+
+Passes that copy nodes or name new nodes after an op (ExecuTorch's
+Qualcomm decompositions of scaled_dot_product_attention and roll, for
+example) hit this on ordinary models; backends work around it by writing
+the namespace's private state.
+
+Add one helper, Node._assign_name(name): it sets the name and records it
+through the new _Namespace._record_name, which keeps _used_names,
+_obj_to_name and _base_count consistent (create_name stays O(1): the
+per-base counter is raised to the recorded suffix). Unlike Node._rename
+it does not make the name unique: these callers compute unique names
+for a whole graph and pass through a transient duplicate while renaming
+(placeholder naming names the input "mul" while the op is still "mul",
+then renames the op "mul_1"). Every site above now uses it instead of
+assigning node.name; the audit (every ".name =" under torch/export and
+torch/_export) found no other node-name site: the rest name signature
+specs or serialized schema entries, not FX nodes.
+
+Fixes #202927
+
+User-visible change:
+None in the names export prints: every node gets the name it got
+before, in every graph (no expected output changes). What changes is
+that names are recorded, so a node created afterwards by create_node
+(graph.call_function(...), node_copy, a pass) no longer gets a name that
+is already taken. Such a node may get a higher suffix than before where
+the old counter lagged behind the assigned names; before, that was
+exactly the case where it could collide.
+
+Test Plan:
+python test/test_fx.py -k test_node_assign_name
+python test/export/test_export.py -k _records_
+python -m pytest test/export/test_export.py -k "records or naming or name"
+
+The new tests export models whose names collide (an input called mul,
+parameters, buffers and constants, a cond branch, run_decompositions,
+torch.export.load of an input called input, module()'s unlift,
+_copy_graph_module_and_signature) and check, for every graph and
+subgraph, that each node name is recorded and that create_node asked
+for any of those names hands out a new one; the graph then lints. They
+run in the strict, serdes, retraceability and decomposition variants of
+test_export.py too. The PyTorch test outcomes with and without this
+commit are the same (patches/upstream/CHECK.md of torch-export-names).
+
+Alternatives considered (instructions counted with callgrind around
+torch.export.export of a 1-layer Llama decoder, non-strict, torch
+2.15.0 CPU path; see CHECK.md):
+- Record in Node.__setattr__ whenever "name" is set: {COST['setattr']}
+  It would also record names that passes set on purpose to a duplicate
+  they are about to resolve, and it puts namespace bookkeeping on every
+  attribute write of every node.
+- Re-sync the namespace once at the end of placeholder_naming_pass
+  (walk every graph and record every name): {COST['resync']}
+  It needs every other renaming site (run_decompositions, load,
+  module(), strict export's constants) to re-sync too, and a site added
+  later silently misses it.
+- This helper: {COST['helper']}
+
+Why this can land alone:
+It changes no visible name, no golden and no API; it only makes names
+that torch.export already assigns known to the graph that holds them.
+The two commits that follow (legal names, HOP subgraph placeholders) use
+the helper but are independent of each other.
+"""
+
+MESSAGE_2 = f"""\
+[export] Keep argument and node names from shadowing the globals of fx's generated code
+
+Summary:
+torch.export keeps the user's argument names for placeholders and
+assigns them directly, without the namespace's legality check. Most of
+what create_name refuses is harmless in a name torch.export keeps (a
+builtin: the argument of nn.Sequential, nn.Linear and nn.Conv2d is
+called input, and stays input), but a name the generated code reads as
+a global is not: inf, nan, device, torch, pytree, fx_pytree. An input
+called inf becomes a parameter of the generated forward and shadows the
+global inf, so ExportedProgram.module() silently computes the wrong
+result:
+
+    class M(torch.nn.Module):
+        def forward(self, inf):
+            return inf * float("inf") + inf
+
+    x = torch.tensor([2.0, -3.0])
+    torch.export.export(M(), (x,)).module()(x)  # [6., 6.], eager: [inf, -inf]
+
+An input called nan is wrong the same way; device, torch, pytree and
+fx_pytree make module() crash; inside a cond branch (whose placeholders
+take the operands' names) the same happens.
+
+Add torch.fx.graph._shadows_generated_code(name): whether a node or
+parameter of that name changes what the generated code means or makes
+it invalid. It is true for a name that is not an identifier, a keyword,
+__debug__, self (the forward's first parameter), a custom builtin other
+than NoneType (which only appears in annotations of locals, never
+evaluated; read from _custom_builtins when called, so one registered
+later counts too), and getattr, slice and Ellipsis, which the code
+generator writes out itself. _rename_without_collisions, which computes
+every name placeholder naming and HOP subgraph naming assign, suffixes
+such a name as it suffixes a taken one (inf -> inf_1); the graph
+signature follows through name_map as before. Every other name,
+builtins such as input included, is kept as torch names it today.
+
+The parameters of the forward module() generates are the user's
+argument names (forward_arg_names, still recorded as the user wrote
+them): _get_codegen, and _swap for its placeholders, take them through
+the new _legal_forward_arg_names, which replaces the ones that shadow
+(inf -> inf_1). The program's guards name the arguments as the shape
+environment knows them (L['inf']); module() now rewrites them to the
+forward's parameter names before it turns them into the guards
+function (otherwise, with dynamic shapes, module() would raise
+NameError: name 'L' is not defined). _get_input_paths binds example
+kwargs whose name changed by position.
+
+User-visible change:
+Only for programs whose argument names shadow a global of the generated
+code (inf, nan, device, torch, pytree, fx_pytree, self, getattr, slice,
+Ellipsis, a keyword or a non-identifier kwargs key): the placeholder and
+its input spec are suffixed (inf -> inf_1), and module() computes
+eager's result instead of a wrong one or a crash. Calls by position are
+unchanged; such an argument can no longer be passed to module() by
+keyword (inf=...): a loud TypeError instead of a wrong result. input
+and the other builtins keep their names (tests pin that), so no
+expected output that exports an nn.Linear or nn.Sequential changes.
+
+Test Plan:
+python test/test_fx.py -k test_shadows_generated_code
+python test/export/test_export.py -k "named_inf or codegen_global or named_input or sequential_with_dynamic or sequential_exported_by_keyword"
+
+Alternatives considered:
+- Refuse every name create_name refuses (_illegal_names: every
+  builtin). It renames input, the argument of most nn modules, changes
+  their calling convention and every golden that exports one, and with
+  dynamic shapes makes module() raise NameError (the guards still say
+  L['input']).
+- Rename inside the fx code generator instead of at export: the code
+  generator would need to know which parameter names the caller
+  promised (forward_arg_names, input specs), and every other graph
+  producer would change names too.
+Cost: one set lookup per assigned name; within the stack's total
+({COST['stack']}).
+
+Why this can land alone:
+It needs only commit 1 (names go through Node._assign_name); it changes
+no name outside the shadowing ones and no golden in PyTorch's tests
+(see CHECK.md). Commit 3 does not depend on it.
+"""
+
+MESSAGE_3 = f"""\
+[export] Name while_loop, scan and autocast subgraph placeholders after their operands
+
+Summary:
+_name_hoo_subgraph_placeholders names the placeholders of cond,
+map_impl and wrap_with_set_grad_enabled subgraphs after the operands
+they receive; those of wrap_with_autocast, while_loop (cond_fn and
+body_fn) and scan were left as arg0_1, arg1_1, ... Passes that map
+subgraph placeholders to the HOP's operands by name then fail
+(ExecuTorch's DecomposeWrapWithAutocast: KeyError: 'arg0_1'), and the
+printed program does not say which operand a placeholder is.
+
+Name them too. Two fixes come with it: an operand passed twice (a
+while_loop carrying (y, y)) gives the second placeholder a suffixed
+name (clone, clone_1) instead of a duplicate name in one graph, and
+only placeholders take operand names (a subgraph with fewer
+placeholders than operands no longer renames its first ops).
+
+User-visible change:
+Printed exported programs name the placeholders of these subgraphs
+after their operands: a while_loop body that took arg0_1, arg1_1 now
+takes it, x; colliding subgraph ops are re-suffixed as for cond. The
+expected outputs in PyTorch's tests that print such subgraphs are
+updated in this commit (listed in CHECK.md). The documentation page of
+torch.while_loop prints such a program and would change the same way.
+
+Test Plan:
+python test/export/test_export.py -k "subgraph_placeholders_take_operand_names or operand_passed_twice"
+python -m pytest test/export/test_export.py -k "while_loop or scan or autocast or cond or map"
+
+Alternatives considered:
+- Leave the placeholders as they are and have passes map subgraph
+  placeholders to operands by position. Passes already written against
+  cond's naming (by name) would still fail for these HOPs.
+Cost: within the stack's total ({COST['stack']}).
+
+Why this can land alone:
+It needs only commit 1 (Node._assign_name); commit 2 is independent of
+it. It is the only commit of the stack that changes printed names.
+"""
+
+COMMITS = [
+    Commit(
+        MESSAGE_1,
+        (
+            0,  # _Namespace._record_name
+            1,  # Node._assign_name
+            (_UTILS, _HOO_LOOP_STOCK, _HOO_LOOP_RECORDED),
+            *range(11, 22),  # placeholder naming, run_decompositions, _trace, unlift, ...
+            *stack_tests.COMMIT_1,
+        ),
+    ),
+    Commit(
+        MESSAGE_2,
+        (*range(2, 9), *stack_tests.COMMIT_2),
+    ),
+    Commit(
+        MESSAGE_3,
+        (
+            9,  # the wrap_with_autocast, while_loop and scan branches
+            (_UTILS, _HOO_LOOP_RECORDED, _HOO_LOOP_OPERANDS),
+            *stack_tests.COMMIT_3,
+        ),
+    ),
+]
+
+
+def touched_paths() -> list[str]:
+    import make_patches
+
+    paths = set()
+    for commit in COMMITS:
+        for edit in commit.edits:
+            paths.add(make_patches.EDITS[edit].alts[0].path if isinstance(edit, int) else edit[0])
+    return sorted(paths)
