@@ -28,9 +28,9 @@ EXPORT_ANCHORS = {  # after the placeholder naming tests of TestExport
     2: "    def test_attr_assignment_extra(self):\n",
     3: "    def test_vmap_custom_autograd_function(self):\n",
 }
-FX_ANCHORS = {
-    1: "    def test_reserved_getattr(self):\n",
-    2: "    def test_node_tagging(self):\n",
+FX_ANCHORS = {  # early in TestFX
+    1: "    def test_informative_co_filename(self):\n",
+    2: "    def test_custom_import(self):\n",
 }
 
 
@@ -182,7 +182,9 @@ EXPORT_1 = '''\
 
         ep = export(M(), (torch.randn(3),))
         gm, _ = _copy_graph_module_and_signature(ep)
-        self.assertEqual([n.name for n in gm.graph.nodes if n.op == "placeholder"], ["input"])
+        self.assertEqual(
+            [n.name for n in gm.graph.nodes if n.op == "placeholder"], ["input"]
+        )
         self._assert_node_names_recorded(gm)
 
 '''
@@ -194,8 +196,9 @@ FX_2 = '''\
         from torch.fx.graph import _shadows_generated_code
 
         # globals the generated code reads, its own parameter and invalid names
-        for name in ["inf", "nan", "torch", "device", "pytree", "fx_pytree", "self",
-                     "getattr", "slice", "Ellipsis", "__debug__", "def", "my-input"]:
+        shadowing = ["inf", "nan", "torch", "device", "pytree", "fx_pytree", "self"]
+        shadowing += ["getattr", "slice", "Ellipsis", "__debug__", "def", "my-input"]
+        for name in shadowing:
             self.assertTrue(_shadows_generated_code(name), name)
         # builtins the generated code never reads, and ordinary names
         for name in ["input", "type", "id", "len", "NoneType", "x", "mul_1"]:
@@ -321,7 +324,9 @@ EXPORT_2 = '''\
         self.assertEqual(
             [n.name for n in ep.graph.nodes if n.op == "placeholder"], ["input"]
         )
-        self.assertEqual([s.arg.name for s in ep.graph_signature.input_specs], ["input"])
+        self.assertEqual(
+            [s.arg.name for s in ep.graph_signature.input_specs], ["input"]
+        )
         module = ep.module()
         self.assertEqual(list(inspect.signature(module.forward).parameters), ["input"])
         self.assertEqual(module(x), model(x))
@@ -352,7 +357,10 @@ EXPORT_2 = '''\
         with torch.no_grad():
             self.assertEqual(ep.run_decompositions().module()(new), model(new))
         by_keyword = export(
-            model, (), {"input": torch.randn(2, 3, 8, 8)}, dynamic_shapes={"input": dims}
+            model,
+            (),
+            {"input": torch.randn(2, 3, 8, 8)},
+            dynamic_shapes={"input": dims},
         )
         self.assertEqual(by_keyword.module()(input=new), model(new))
 
@@ -425,7 +433,8 @@ output output""",
         ep = export(M(), (torch.randn(3), torch.randn(4, 3)))
         self.assertExpectedInline(
             "\\n".join(
-                f"{n.op} {n.name}" for n in ep.graph_module.scan_combine_graph_0.graph.nodes
+                f"{n.op} {n.name}"
+                for n in ep.graph_module.scan_combine_graph_0.graph.nodes
             ),
             """\\
 placeholder add
