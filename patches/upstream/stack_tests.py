@@ -9,13 +9,6 @@ the tests of patches/test_export_node_names.py, moved into PyTorch's files and s
 
 from __future__ import annotations
 
-# Measured on this machine (patches/upstream/CHECK.md, "Cost"); quoted in the messages.
-COST = {
-    "setattr": "TBD",
-    "resync": "TBD",
-    "helper": "TBD",
-    "stack": "TBD",
-}
 
 TEST_EXPORT = "test/export/test_export.py"
 TEST_FX = "test/test_fx.py"
@@ -457,6 +450,36 @@ COMMIT_2 = (
     _before(TEST_EXPORT, EXPORT_ANCHORS[2], EXPORT_2),
     _before(TEST_FX, FX_ANCHORS[2], FX_2),
 )
+def _golden_edits(diff_name: str) -> tuple[tuple[str, str, str], ...]:
+    """(path, old, new) per hunk of goldens/<diff_name>: the expected outputs commit 3
+    changes, as ``diff -u`` of two copies of the PyTorch test file whose goldens
+    expecttest accepted (EXPECTTEST_ACCEPT=1) on stock 2.15.0 and with the stack
+    (CHECK.md says how)."""
+    from pathlib import Path
+
+    lines = (Path(__file__).parent / "goldens" / diff_name).read_text().splitlines(True)
+    path = lines[0].split()[1].removeprefix("a/")
+    edits, old, new = [], None, None
+    for line in lines[2:]:
+        if line.startswith("@@"):
+            if old is not None:
+                edits.append((path, "".join(old), "".join(new)))
+            old, new = [], []
+        elif line.startswith("-"):
+            old.append(line[1:])
+        elif line.startswith("+"):
+            new.append(line[1:])
+        else:
+            old.append(line[1:])
+            new.append(line[1:])
+    if old is not None:
+        edits.append((path, "".join(old), "".join(new)))
+    return tuple(edits)
+
+
 COMMIT_3 = (
     _before(TEST_EXPORT, EXPORT_ANCHORS[3], EXPORT_3),
+    *_golden_edits("test_control_flow.py.diff"),
+    # the third hunk (test_move_device_submod) needs CUDA: predicted, not run here
+    *_golden_edits("test_passes.py.diff"),
 )
