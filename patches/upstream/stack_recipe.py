@@ -128,9 +128,9 @@ the old counter lagged behind the assigned names; before, that was
 exactly the case where it could collide.
 
 Test Plan:
-python test/test_fx.py -k test_node_assign_name
-python test/export/test_export.py -k _records_
-python -m pytest test/export/test_export.py -k "records or naming or name"
+python -m pytest test/test_fx.py -k test_node_assign_name
+python -m pytest test/export/test_export.py -k "records or recorded"
+python -m pytest test/export/test_export.py
 
 The new tests export models whose names collide (an input called mul,
 parameters, buffers and constants, a cond branch, run_decompositions,
@@ -138,9 +138,10 @@ torch.export.load of an input called input, module()'s unlift,
 _copy_graph_module_and_signature) and check, for every graph and
 subgraph, that each node name is recorded and that create_node asked
 for any of those names hands out a new one; the graph then lints. They
-run in the strict, serdes, retraceability and decomposition variants of
-test_export.py too. The PyTorch test outcomes with and without this
-commit are the same (patches/upstream/CHECK.md of torch-export-names).
+are TestExport methods, so test_export.py's strict, serdes,
+retraceability and decomposition variants pick them up (those variants
+were not run for this description). Every other test of test_export.py
+has the same outcome with and without this commit.
 
 Alternatives considered:
 Instructions counted with callgrind, switched on only around the call
@@ -237,8 +238,13 @@ and the other builtins keep their names (tests pin that), so no
 expected output that exports an nn.Linear or nn.Sequential changes.
 
 Test Plan:
-python test/test_fx.py -k test_shadows_generated_code
-python test/export/test_export.py -k "named_inf or codegen_global or named_input or sequential_with_dynamic or sequential_exported_by_keyword"
+python -m pytest test/test_fx.py -k test_shadows_generated_code
+python -m pytest test/export/test_export.py -k "named_inf or codegen_global or swapped_module_with_input or argument_named_input or sequential_input_with"
+python -m pytest test/export/test_export.py
+
+The last two of those tests (an argument called input; nn.Sequential
+with dynamic shapes and by keyword) pass before this commit too: they
+pin that names which shadow nothing stay as they are.
 
 Alternatives considered:
 - Refuse every name create_name refuses (_illegal_names: every
@@ -283,13 +289,22 @@ User-visible change:
 Printed exported programs name the placeholders of these subgraphs
 after their operands: a while_loop body that took arg0_1, arg1_1 now
 takes it, x; colliding subgraph ops are re-suffixed as for cond. The
-expected outputs in PyTorch's tests that print such subgraphs are
-updated in this commit (listed in CHECK.md). The documentation page of
-torch.while_loop prints such a program and would change the same way.
+expected outputs that print such subgraphs are updated here:
+- test_control_flow.py, TestControlFlowTraced:
+  test_while_loop_op_int_carry_export (it_1, x_1 -> it_1, x),
+  test_while_loop_op_constant_and_symint_output_export
+  (u0_1, x_1 -> item, sin), test_while_loop_op_pytree_int_carry_export
+  (arg0_1, arg5_1 -> sym_size_int_1, sin);
+- test_passes.py, TestPasses: test_predispatch_autocast (sum_1 ->
+  getitem, add_1 -> getitem_1) and test_move_device_submod (arg0_1 -> x;
+  CUDA only: not run for this description).
+The documentation page of torch.while_loop prints such a program and
+would change the same way (not part of this commit).
 
 Test Plan:
-python test/export/test_export.py -k "subgraph_placeholders_take_operand_names or operand_passed_twice"
-python -m pytest test/export/test_export.py -k "while_loop or scan or autocast or cond or map"
+python -m pytest test/export/test_export.py -k "take_operand_names or operand_passed_twice"
+python -m pytest test/functorch/test_control_flow.py -k "while_loop_op_int_carry_export or while_loop_op_constant_and_symint_output_export or while_loop_op_pytree_int_carry_export"
+python -m pytest test/export/test_passes.py -k "predispatch_autocast or move_device_submod"
 
 Alternatives considered:
 - Leave the placeholders as they are and have passes map subgraph
