@@ -1,13 +1,24 @@
 """print(ep) of every ExportDB example (torch._export.db.examples) and of the package harness models; for stock vs commit 1."""
-import sys, warnings, logging, io, contextlib
-warnings.simplefilter("ignore"); logging.disable(logging.WARNING)
+
+import logging
+import sys
+import warnings
+
+warnings.simplefilter("ignore")
+logging.disable(logging.WARNING)
 import torch
 from torch._export.db.examples import all_examples
+
 out = []
 for name, case in sorted(all_examples().items()):
     try:
-        ep = torch.export.export(case.model, case.example_args, case.example_kwargs,
-                                 dynamic_shapes=case.dynamic_shapes, strict=True)
+        ep = torch.export.export(
+            case.model,
+            case.example_args,
+            case.example_kwargs,
+            dynamic_shapes=case.dynamic_shapes,
+            strict=True,
+        )
         text = str(ep)
         try:
             text += "\n--- run_decompositions\n" + str(ep.run_decompositions())

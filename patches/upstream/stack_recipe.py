@@ -73,7 +73,7 @@ _HOO_LOOP_OPERANDS = '''\
                 )
 '''
 
-MESSAGE_1 = f"""\
+MESSAGE_1 = """\
 [fx] Record the node names torch.export assigns (Node._assign_name)
 
 Summary:
@@ -177,7 +177,7 @@ The two commits that follow (legal names, HOP subgraph placeholders) use
 the helper but are independent of each other.
 """
 
-MESSAGE_2 = f"""\
+MESSAGE_2 = """\
 [export] Keep argument and node names from shadowing the globals of fx's generated code
 
 Summary:
@@ -239,7 +239,9 @@ expected output that exports an nn.Linear or nn.Sequential changes.
 
 Test Plan:
 python -m pytest test/test_fx.py -k test_shadows_generated_code
-python -m pytest test/export/test_export.py -k "named_inf or codegen_global or swapped_module_with_input or argument_named_input or sequential_input_with"
+python -m pytest test/export/test_export.py -k "named_inf or \\
+  codegen_global or swapped_module_with_input or \\
+  argument_named_input or sequential_input_with"
 python -m pytest test/export/test_export.py
 
 The last two of those tests (an argument called input; nn.Sequential
@@ -267,7 +269,7 @@ no name outside the shadowing ones and no golden in PyTorch's tests
 (see CHECK.md). Commit 3 does not depend on it.
 """
 
-MESSAGE_3 = f"""\
+MESSAGE_3 = """\
 [export] Name while_loop, scan and autocast subgraph placeholders after their operands
 
 Summary:
@@ -303,7 +305,10 @@ would change the same way (not part of this commit).
 
 Test Plan:
 python -m pytest test/export/test_export.py -k "take_operand_names or operand_passed_twice"
-python -m pytest test/functorch/test_control_flow.py -k "while_loop_op_int_carry_export or while_loop_op_constant_and_symint_output_export or while_loop_op_pytree_int_carry_export"
+python -m pytest test/functorch/test_control_flow.py -k \\
+  "while_loop_op_int_carry_export or \\
+  while_loop_op_constant_and_symint_output_export or \\
+  while_loop_op_pytree_int_carry_export"
 python -m pytest test/export/test_passes.py -k "predispatch_autocast or move_device_submod"
 
 Alternatives considered:

@@ -9,7 +9,6 @@ the tests of patches/test_export_node_names.py, moved into PyTorch's files and s
 
 from __future__ import annotations
 
-
 TEST_EXPORT = "test/export/test_export.py"
 TEST_FX = "test/test_fx.py"
 
