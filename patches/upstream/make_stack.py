@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Regenerate patches/upstream/000{1,2,3}-*.patch: the upstream stack against PyTorch v2.15.0.
+
+    python patches/upstream/make_stack.py SITE TESTS [--repo DIR] [--check]
+
+SITE: a directory holding the pristine ``torch/`` of torch 2.15.0 (the site-packages
+of an environment with the wheel installed). TESTS: a directory holding PyTorch's own
+test files at their repository paths (``test/export/test_export.py``,
+``test/test_fx.py``, ...), as read from pytorch/pytorch (which stored version:
+patches/upstream/CHECK.md).
+
+It builds a scratch git repository (``--repo``, default a temporary directory) whose
+first commit, "v2.15.0", holds the files the stack touches as SITE and TESTS have them,
+applies the three commits of ``stack_recipe.COMMITS`` one after the other (each edit
+must match exactly once, or generation stops), and writes ``git format-patch -3``
+output next to this script. Author and dates are fixed: the same inputs give the same
+bytes. ``--check`` also compares the torch files at the top of the stack with what
+``patches/make_patches.py`` makes for 2.15.0 (the release patch): they must be equal.
+
+The recipe (what each commit changes) is stack_recipe.py; this file is the machinery.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+import stack_recipe  # noqa: E402
+
+AUTHOR = ("torch-export-names", "torch-export-names@users.noreply.github.com")
+DATE = "2026-11-01T00:00:00+00:00"
+
+
+def _git(repo: Path, *args: str, stdin: str | None = None) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": AUTHOR[0],
+        "GIT_AUTHOR_EMAIL": AUTHOR[1],
+        "GIT_COMMITTER_NAME": AUTHOR[0],
+        "GIT_COMMITTER_EMAIL": AUTHOR[1],
+        "GIT_AUTHOR_DATE": DATE,
+        "GIT_COMMITTER_DATE": DATE,
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    return subprocess.run(
+        ["git", "-C", str(repo), *args],
+        input=stdin, check=True, capture_output=True, text=True, env=env,
+    ).stdout
+
+
+def _replace_once(text: str, old: str, new: str, where: str) -> str:
+    found = len(re.findall("(?m)^" + re.escape(old), text))
+    if found != 1:
+        raise SystemExit(f"{where}: {found} occurrence(s) (need exactly 1) of\n{old}")
+    return re.sub("(?m)^" + re.escape(old), lambda _m: new, text)
+
+
+def _release_edit(number: int, site: Path, texts: dict[str, str], repo: Path):
+    """(path, old, new) of edit ``number`` of patches/make_patches.py, in the alternative
+    that fits torch 2.15.0 (its ``when`` holds and its text occurs exactly once)."""
+    import make_patches
+
+    sources = make_patches.Sources(site)
+    for alt in make_patches.EDITS[number].alts:
+        if alt.when is not None and not alt.when(sources):
+            continue
+        text = texts.get(alt.path) or (repo / alt.path).read_text()
+        if make_patches._count(text, alt.old) == alt.count == 1:
+            return alt.path, alt.old, alt.new
+    raise SystemExit(f"edit #{number} of make_patches.py fits nothing here")
+
+
+def build(site: Path, tests: Path, repo: Path) -> None:
+    paths = stack_recipe.touched_paths()
+    _git(repo, "init", "-q", "-b", "main")
+    for path in paths:
+        src = (site if path.startswith("torch/") else tests) / path
+        if not src.is_file():
+            raise SystemExit(f"missing {src}")
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, repo / path)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "v2.15.0")
+    for number, commit in enumerate(stack_recipe.COMMITS, 1):
+        texts: dict[str, str] = {}
+        for i, edit in enumerate(commit.edits):
+            if isinstance(edit, int):  # an edit of the release patches' recipe
+                path, old, new = _release_edit(edit, site, texts, repo)
+            else:
+                path, old, new = edit
+            text = texts.get(path) or (repo / path).read_text()
+            texts[path] = _replace_once(text, old, new, f"commit {number}, edit {i} ({path})")
+        for path, text in texts.items():
+            (repo / path).write_text(text)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-F", "-", stdin=commit.message)
+    for old in HERE.glob("000*.patch"):
+        old.unlink()
+    _git(repo, "format-patch", "-q", "-3", "--no-signature", "--stat=80", "-o", str(HERE))
+
+
+def check_release_patch(site: Path, repo: Path) -> bool:
+    """The torch files at the top of the stack are those of patches/torch-2.15.0.patch."""
+    import make_patches
+
+    texts, _ = make_patches.apply_recipe(make_patches.Sources(site))
+    ok = True
+    for path, text in sorted(texts.items()):
+        same = (repo / path).read_text() == text
+        ok &= same
+        print(f"{'same' if same else 'DIFFERENT'}: {path}")
+    stack_only = sorted(
+        p for p in stack_recipe.touched_paths() if p.startswith("torch/") and p not in texts
+    )
+    for path in stack_only:
+        print(f"DIFFERENT: {path} (changed by the stack only)")
+    return ok and not stack_only
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("site", type=Path)
+    p.add_argument("tests", type=Path)
+    p.add_argument("--repo", type=Path, help="build the scratch repository here (must not exist)")
+    p.add_argument("--check", action="store_true",
+                   help="compare the top of the stack with the release patch's files")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="torch-stack-") as tmp:
+        repo = args.repo or Path(tmp)
+        repo.mkdir(parents=True, exist_ok=args.repo is None)
+        build(args.site, args.tests, repo)
+        print("\n".join(sorted(p.name for p in HERE.glob("000*.patch"))))
+        if args.check and not check_release_patch(args.site, repo):
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

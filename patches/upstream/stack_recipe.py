@@ -1,0 +1,360 @@
+"""The upstream stack, commit by commit: what each commit changes (make_stack.py applies it).
+
+Each commit is a list of edits. An int is that edit of patches/make_patches.py (the
+recipe of the release patches), in its 2.15.0 form; a (path, old, new) tuple replaces
+``old`` (whole lines, exactly once) by ``new`` in the file as the commits before left
+it. The three commits together give the torch files of patches/torch-2.15.0.patch
+(``make_stack.py --check``); the release patches' own test file is not part of the
+stack: its tests are hunks in PyTorch's test files here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import stack_tests
+
+
+@dataclasses.dataclass(frozen=True)
+class Commit:
+    message: str
+    edits: tuple
+
+
+_UTILS = "torch/_export/utils.py"
+
+_HOO_LOOP_STOCK = '''\
+        for i, node in enumerate(subgraph.graph.nodes):
+            if i < len(hoo_phs):  # placeholder, retain name
+                name_map[node.name] = hoo_phs[i].name
+                node.name = node.target = hoo_phs[i].name
+                _build_cache(node.name, find_available, used_names)
+            else:  # non-placeholder, check for collisions
+                node.name = _rename_without_collisions(
+                    name_map, find_available, used_names, node.name, node.name
+                )
+'''
+# commit 1: the same names, recorded
+_HOO_LOOP_RECORDED = '''\
+        for i, node in enumerate(subgraph.graph.nodes):
+            if i < len(hoo_phs):  # placeholder, retain name
+                name_map[node.name] = hoo_phs[i].name
+                node._assign_name(hoo_phs[i].name)
+                node.target = node.name
+                _build_cache(node.name, find_available, used_names)
+            else:  # non-placeholder, check for collisions
+                node._assign_name(
+                    _rename_without_collisions(
+                        name_map, find_available, used_names, node.name, node.name
+                    )
+                )
+'''
+# commit 3: only placeholders take operand names; an operand passed twice
+_HOO_LOOP_OPERANDS = '''\
+        for i, node in enumerate(subgraph.graph.nodes):
+            if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
+                operand = hoo_phs[i]
+                # an operand passed twice gets a suffixed second placeholder
+                name = _rename_without_collisions(
+                    name_map,
+                    find_available,
+                    used_names,
+                    node.name,
+                    operand.name if isinstance(operand, torch.fx.Node) else node.name,
+                    is_placeholder=True,
+                )
+                node._assign_name(name)
+                node.target = name
+            else:  # non-placeholder, check for collisions
+                node._assign_name(
+                    _rename_without_collisions(
+                        name_map, find_available, used_names, node.name, node.name
+                    )
+                )
+'''
+
+MESSAGE_1 = """\
+[fx] Record the node names torch.export assigns (Node._assign_name)
+
+Summary:
+torch.export renames nodes after tracing by assigning node.name
+directly: placeholder_naming_pass (_assign_new_node_names),
+_name_hoo_subgraph_placeholders, the run_decompositions path
+(_decompose_and_get_gm_with_new_signature_constants),
+_rename_constants_nodes (strict export), the deserializer
+(torch.export.load), the unlift done by ExportedProgram.module()
+(_insert_copy_for_mutations) and _copy_graph_module_and_signature. None
+of these names reach the graph's namespace, so a later create_node can
+hand one of them out again and the graph no longer lints:
+
+    class M(torch.nn.Module):
+        def forward(self, mul):
+            return mul * 2  # exported as mul_1: the input is "mul"
+
+    ep = torch.export.export(M(), (torch.randn(3),))
+    g = ep.graph
+    x = next(iter(g.nodes))
+    with g.inserting_before(g.output_node()):
+        g.create_node("call_function", torch.ops.aten.mul.Tensor,
+                      (x, x), name="mul")
+    g.lint()  # RuntimeError: Node redefined name mul_1!
+
+Passes that copy nodes or name new nodes after an op (ExecuTorch's
+Qualcomm decompositions of scaled_dot_product_attention and roll, for
+example) hit this on ordinary models; backends work around it by writing
+the namespace's private state.
+
+Add one helper, Node._assign_name(name): it sets the name and records it
+through the new _Namespace._record_name, which keeps _used_names,
+_obj_to_name and _base_count consistent (create_name stays O(1): the
+per-base counter is raised to the recorded suffix). Unlike Node._rename
+it does not make the name unique: these callers compute unique names
+for a whole graph and pass through a transient duplicate while renaming
+(placeholder naming names the input "mul" while the op is still "mul",
+then renames the op "mul_1"). Every site above now uses it instead of
+assigning node.name; the audit (every ".name =" under torch/export and
+torch/_export) found no other node-name site: the rest name signature
+specs or serialized schema entries, not FX nodes.
+
+Fixes #202927
+
+User-visible change:
+None in the names export prints: every node gets the name it got
+before, in every graph (no expected output changes). What changes is
+that names are recorded, so a node created afterwards by create_node
+(graph.call_function(...), node_copy, a pass) no longer gets a name that
+is already taken. Such a node may get a higher suffix than before where
+the old counter lagged behind the assigned names; before, that was
+exactly the case where it could collide.
+
+Test Plan:
+python -m pytest test/test_fx.py -k test_node_assign_name
+python -m pytest test/export/test_export.py -k "records or recorded"
+python -m pytest test/export/test_export.py
+
+The new tests export models whose names collide (an input called mul,
+parameters, buffers and constants, a cond branch, run_decompositions,
+torch.export.load of an input called input, module()'s unlift,
+_copy_graph_module_and_signature) and check, for every graph and
+subgraph, that each node name is recorded and that create_node asked
+for any of those names hands out a new one; the graph then lints. They
+are TestExport methods, so test_export.py's strict, serdes,
+retraceability and decomposition variants pick them up (those variants
+were not run for this description). Every other test of test_export.py
+has the same outcome with and without this commit.
+
+Alternatives considered:
+Instructions counted with callgrind, switched on only around the call
+(patches/upstream/CHECK.md of torch-export-names has the commands):
+torch.export.export (non-strict) of a 1-layer Llama decoder (116 nodes)
+takes 731.8M instructions on stock 2.15.0 (3 runs, spread 0.09%); per
+call, over 10,000 calls on one graph, a plain `node.name = x` costs
+10.9k, and:
+- Record in Node.__setattr__ whenever "name" is set: +9.8k per name
+  set; export sets 116 names: about 1.14M, 0.16% of export, plus a
+  test on every attribute write of every Node (not in that figure).
+  Measured on the whole export: +0.55M (+0.08%, inside the spread).
+  Every graph in torch pays it, not only torch.export's, and a write
+  that fx itself makes (Node._rename) would record twice.
+- Re-sync the namespace once at the end of placeholder_naming_pass
+  (record every node of every graph): +9.8k per node, all 116 nodes:
+  about 1.14M, 0.16%; measured on the whole export: +1.21M (+0.17%).
+  The other renaming sites (run_decompositions, load, module(), strict
+  export's constants) need their own re-sync, and a site added later
+  silently misses it.
+- This helper: +10.2k per call against a plain assignment; export calls
+  it once per node of the program (116 on 1 layer, 395 on 4 layers):
+  about 1.18M and 4.02M, 0.16% of export. Measured on the whole
+  export: +0.29M (+0.04%, inside the spread).
+The three cost the same to within the noise; the helper is chosen
+because the recording sits where the name is assigned, in one method
+to delete once names are assigned through the namespace.
+
+Why this can land alone:
+It changes no visible name, no golden and no API; it only makes names
+that torch.export already assigns known to the graph that holds them.
+The two commits that follow (legal names, HOP subgraph placeholders) use
+the helper but are independent of each other.
+"""
+
+MESSAGE_2 = """\
+[export] Keep argument and node names from shadowing the globals of fx's generated code
+
+Summary:
+torch.export keeps the user's argument names for placeholders and
+assigns them directly, without the namespace's legality check. Most of
+what create_name refuses is harmless in a name torch.export keeps (a
+builtin: the argument of nn.Sequential, nn.Linear and nn.Conv2d is
+called input, and stays input), but a name the generated code reads as
+a global is not: inf, nan, device, torch, pytree, fx_pytree. An input
+called inf becomes a parameter of the generated forward and shadows the
+global inf, so ExportedProgram.module() silently computes the wrong
+result:
+
+    class M(torch.nn.Module):
+        def forward(self, inf):
+            return inf * float("inf") + inf
+
+    x = torch.tensor([2.0, -3.0])
+    torch.export.export(M(), (x,)).module()(x)  # [6., 6.], eager: [inf, -inf]
+
+An input called nan is wrong the same way; device, torch, pytree and
+fx_pytree make module() crash; inside a cond branch (whose placeholders
+take the operands' names) the same happens.
+
+Add torch.fx.graph._shadows_generated_code(name): whether a node or
+parameter of that name changes what the generated code means or makes
+it invalid. It is true for a name that is not an identifier, a keyword,
+__debug__, self (the forward's first parameter), a custom builtin other
+than NoneType (which only appears in annotations of locals, never
+evaluated; read from _custom_builtins when called, so one registered
+later counts too), and getattr, slice and Ellipsis, which the code
+generator writes out itself. _rename_without_collisions, which computes
+every name placeholder naming and HOP subgraph naming assign, suffixes
+such a name as it suffixes a taken one (inf -> inf_1); the graph
+signature follows through name_map as before. Every other name,
+builtins such as input included, is kept as torch names it today.
+
+The parameters of the forward module() generates are the user's
+argument names (forward_arg_names, still recorded as the user wrote
+them): _get_codegen, and _swap for its placeholders, take them through
+the new _legal_forward_arg_names, which replaces the ones that shadow
+(inf -> inf_1). The program's guards name the arguments as the shape
+environment knows them (L['inf']); module() now rewrites them to the
+forward's parameter names before it turns them into the guards
+function (otherwise, with dynamic shapes, module() would raise
+NameError: name 'L' is not defined). _get_input_paths binds example
+kwargs whose name changed by position.
+
+User-visible change:
+Only for programs whose argument names shadow a global of the generated
+code (inf, nan, device, torch, pytree, fx_pytree, self, getattr, slice,
+Ellipsis, a keyword or a non-identifier kwargs key): the placeholder and
+its input spec are suffixed (inf -> inf_1), and module() computes
+eager's result instead of a wrong one or a crash. Calls by position are
+unchanged; such an argument can no longer be passed to module() by
+keyword (inf=...): a loud TypeError instead of a wrong result. input
+and the other builtins keep their names (tests pin that), so no
+expected output that exports an nn.Linear or nn.Sequential changes.
+
+Test Plan:
+python -m pytest test/test_fx.py -k test_shadows_generated_code
+python -m pytest test/export/test_export.py -k "named_inf or \\
+  codegen_global or swapped_module_with_input or \\
+  argument_named_input or sequential_input_with"
+python -m pytest test/export/test_export.py
+
+The last two of those tests (an argument called input; nn.Sequential
+with dynamic shapes and by keyword) pass before this commit too: they
+pin that names which shadow nothing stay as they are.
+
+Alternatives considered:
+- Refuse every name create_name refuses (_illegal_names: every
+  builtin). It renames input, the argument of most nn modules, changes
+  their calling convention and every golden that exports one, and with
+  dynamic shapes makes module() raise NameError (the guards still say
+  L['input']).
+- Rename inside the fx code generator instead of at export: the code
+  generator would need to know which parameter names the caller
+  promised (forward_arg_names, input specs), and every other graph
+  producer would change names too.
+Cost: _shadows_generated_code costs 2.1k instructions per assigned
+name (callgrind). The whole stack on torch.export.export of the Llama
+decoder: +0.76M instructions on 1 layer, +0.10% of export (run-to-run
+spread 0.09%), and +6.05M on 4 layers, +0.24% (spread 0.12%).
+
+Why this can land alone:
+It needs only commit 1 (names go through Node._assign_name); it changes
+no name outside the shadowing ones and no golden in PyTorch's tests
+(see CHECK.md). Commit 3 does not depend on it.
+"""
+
+MESSAGE_3 = """\
+[export] Name while_loop, scan and autocast subgraph placeholders after their operands
+
+Summary:
+_name_hoo_subgraph_placeholders names the placeholders of cond,
+map_impl and wrap_with_set_grad_enabled subgraphs after the operands
+they receive; those of wrap_with_autocast, while_loop (cond_fn and
+body_fn) and scan were left as arg0_1, arg1_1, ... Passes that map
+subgraph placeholders to the HOP's operands by name then fail
+(ExecuTorch's DecomposeWrapWithAutocast: KeyError: 'arg0_1'), and the
+printed program does not say which operand a placeholder is.
+
+Name them too. Two fixes come with it: an operand passed twice (a
+while_loop carrying (y, y)) gives the second placeholder a suffixed
+name (clone, clone_1) instead of a duplicate name in one graph, and
+only placeholders take operand names (a subgraph with fewer
+placeholders than operands no longer renames its first ops).
+
+User-visible change:
+Printed exported programs name the placeholders of these subgraphs
+after their operands: a while_loop body that took arg0_1, arg1_1 now
+takes it, x; colliding subgraph ops are re-suffixed as for cond. The
+expected outputs that print such subgraphs are updated here:
+- test_control_flow.py, TestControlFlowTraced:
+  test_while_loop_op_int_carry_export (it_1, x_1 -> it_1, x),
+  test_while_loop_op_constant_and_symint_output_export
+  (u0_1, x_1 -> item, sin), test_while_loop_op_pytree_int_carry_export
+  (arg0_1, arg5_1 -> sym_size_int_1, sin);
+- test_passes.py, TestPasses: test_predispatch_autocast (sum_1 ->
+  getitem, add_1 -> getitem_1) and test_move_device_submod (arg0_1 -> x;
+  CUDA only: not run for this description).
+The documentation page of torch.while_loop prints such a program and
+would change the same way (not part of this commit).
+
+Test Plan:
+python -m pytest test/export/test_export.py -k "take_operand_names or operand_passed_twice"
+python -m pytest test/functorch/test_control_flow.py -k \\
+  "while_loop_op_int_carry_export or \\
+  while_loop_op_constant_and_symint_output_export or \\
+  while_loop_op_pytree_int_carry_export"
+python -m pytest test/export/test_passes.py -k "predispatch_autocast or move_device_submod"
+
+Alternatives considered:
+- Leave the placeholders as they are and have passes map subgraph
+  placeholders to operands by position. Passes already written against
+  cond's naming (by name) would still fail for these HOPs.
+Cost: no work per name beyond commit 1's. The whole stack on
+torch.export.export of the Llama decoder: +0.10% (1 layer) and +0.24%
+(4 layers) of export's instructions.
+
+Why this can land alone:
+It needs only commit 1 (Node._assign_name); commit 2 is independent of
+it. It is the only commit of the stack that changes printed names.
+"""
+
+COMMITS = [
+    Commit(
+        MESSAGE_1,
+        (
+            0,  # _Namespace._record_name
+            1,  # Node._assign_name
+            (_UTILS, _HOO_LOOP_STOCK, _HOO_LOOP_RECORDED),
+            *range(11, 22),  # placeholder naming, run_decompositions, _trace, unlift, ...
+            *stack_tests.COMMIT_1,
+        ),
+    ),
+    Commit(
+        MESSAGE_2,
+        (*range(2, 9), *stack_tests.COMMIT_2),
+    ),
+    Commit(
+        MESSAGE_3,
+        (
+            9,  # the wrap_with_autocast, while_loop and scan branches
+            (_UTILS, _HOO_LOOP_RECORDED, _HOO_LOOP_OPERANDS),
+            *stack_tests.COMMIT_3,
+        ),
+    ),
+]
+
+
+def touched_paths() -> list[str]:
+    import make_patches
+
+    paths = set()
+    for commit in COMMITS:
+        for edit in commit.edits:
+            paths.add(make_patches.EDITS[edit].alts[0].path if isinstance(edit, int) else edit[0])
+    return sorted(paths)

@@ -1,0 +1,475 @@
+"""The tests of the upstream stack: hunks in PyTorch's own test files, commit by commit.
+
+Each entry is (path, old, new) as in stack_recipe.py; the tests are inserted before an
+anchor line of the file as the commits before left it (new methods of the existing
+TestExport class in test/export/test_export.py, of TestFX in test/test_fx.py). They are
+the tests of patches/test_export_node_names.py, moved into PyTorch's files and style
+(the release patches keep the standalone file; these do not).
+"""
+
+from __future__ import annotations
+
+TEST_EXPORT = "test/export/test_export.py"
+TEST_FX = "test/test_fx.py"
+
+# Anchors: each commit's tests go in front of its own line of the stock file (whole
+# lines, exactly once in the file), a few lines apart: every commit's hunks have only
+# stock lines as context, so commit 3 applies with or without commit 2.
+EXPORT_ANCHORS = {  # after the placeholder naming tests of TestExport
+    1: "    @testing.expectedFailureStrictV2\n    def test_constant_input_naming(self):\n",
+    2: "    def test_attr_assignment_extra(self):\n",
+    3: "    def test_vmap_custom_autograd_function(self):\n",
+}
+FX_ANCHORS = {  # early in TestFX
+    1: "    def test_informative_co_filename(self):\n",
+    2: "    def test_custom_import(self):\n",
+}
+
+
+def _before(path: str, anchor: str, text: str) -> tuple[str, str, str]:
+    return (path, anchor, text + anchor)
+
+
+# --- commit 1: names are recorded --------------------------------------------------
+
+FX_1 = '''\
+    def test_node_assign_name_records_name(self):
+        graph = torch.fx.Graph()
+        x = graph.placeholder("x")
+        relu = graph.call_function(torch.relu, (x,))
+        relu._assign_name("relu_7")
+        self.assertEqual(relu.name, "relu_7")
+        self.assertEqual(graph._graph_namespace._obj_to_name[relu], "relu_7")
+        # the name is taken, and the suffix counter moved past it
+        self.assertEqual(graph.call_function(torch.relu, (x,)).name, "relu_8")
+        graph.lint()
+
+    def test_node_assign_name_allows_transient_duplicate(self):
+        # Unlike Node._rename, _assign_name keeps the name as given: callers
+        # such as torch.export's placeholder naming rename a whole graph and
+        # pass through a duplicate before they are done.
+        graph = torch.fx.Graph()
+        x = graph.placeholder("x")
+        mul = graph.call_function(torch.mul, (x, x))
+        x._assign_name("mul")
+        mul._assign_name("mul_1")
+        self.assertEqual([n.name for n in graph.nodes], ["mul", "mul_1"])
+        self.assertEqual(graph.call_function(torch.mul, (x, x)).name, "mul_2")
+        graph.lint()
+
+'''
+
+EXPORT_1 = '''\
+    def _assert_node_names_recorded(self, gm):
+        # Every node name of gm and of each graph below it is recorded in that
+        # graph's namespace, so create_node never hands one of them out again
+        # (https://github.com/pytorch/pytorch/issues/202927).
+        for path, mod in gm.named_modules():
+            if not isinstance(mod, torch.fx.GraphModule):
+                continue
+            graph = mod.graph
+            namespace = graph._graph_namespace
+            nodes = list(graph.nodes)
+            names = {node.name for node in nodes}
+            for node in nodes:
+                self.assertIn(node.name, namespace._used_names, path)
+                self.assertEqual(namespace._obj_to_name.get(node), node.name, path)
+            anchor = next(node for node in nodes if node.op != "output")
+            with graph.inserting_before(graph.output_node()):
+                for name in sorted(names):
+                    new = graph.create_node(
+                        "call_function",
+                        torch.ops.aten.clone.default,
+                        (anchor,),
+                        name=name,
+                    )
+                    self.assertNotIn(new.name, names, path)
+                    graph.erase_node(new)
+            graph.lint()
+
+    def test_placeholder_naming_records_names(self):
+        # The inputs take the names the op would get (mul, or mul_tensor where
+        # ops are named after their overload), so placeholder naming renames
+        # the op around them; create_node must not hand that name out again.
+        class M(torch.nn.Module):
+            def forward(self, mul, mul_tensor):
+                return mul * mul_tensor
+
+        # torch._dynamo.test_case turns this on; export's default is off
+        with torch._dynamo.config.patch(canonicalize_output_graph_node_order=False):
+            ep = export(M(), (torch.randn(3), torch.randn(3)))
+        names = [n.name for n in ep.graph.nodes]
+        self.assertEqual(names[:2], ["mul", "mul_tensor"])
+        self.assertIn(names[2], ("mul_1", "mul_tensor_1"))
+        self._assert_node_names_recorded(ep.graph_module)
+
+    def test_placeholder_naming_records_params_buffers_constants(self):
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = torch.nn.Linear(3, 3)
+                self.register_buffer("buf", torch.ones(3))
+                self.const = torch.ones(3)
+
+            def forward(self, add):
+                return self.linear(add + self.buf + self.const) + 1
+
+        ep = export(M(), (torch.randn(3),))
+        self.assertEqual(
+            [n.name for n in ep.graph.nodes if n.op == "placeholder"],
+            ["p_linear_weight", "p_linear_bias", "b_buf", "c_const", "add"],
+        )
+        self._assert_node_names_recorded(ep.graph_module)
+        # module() unlifts into a new output node named after the old one
+        self._assert_node_names_recorded(ep.module())
+
+    def test_run_decompositions_records_names(self):
+        class M(torch.nn.Module):
+            def forward(self, mul, mul_tensor):
+                return mul * mul_tensor
+
+        ep = export(M(), (torch.randn(3), torch.randn(3))).run_decompositions()
+        names = [n.name for n in ep.graph.nodes]
+        self.assertEqual(names[:2], ["mul", "mul_tensor"])
+        self.assertIn(names[2], ("mul_1", "mul_tensor_1"))
+        self._assert_node_names_recorded(ep.graph_module)
+
+    def test_cond_subgraph_names_are_recorded(self):
+        class M(torch.nn.Module):
+            def forward(self, x, mul):
+                return torch.cond(
+                    x.sum() > 0, lambda a, b: a * b * 2, lambda a, b: a - b, (x, mul)
+                )
+
+        # torch._dynamo.test_case turns this on; export's default is off
+        with torch._dynamo.config.patch(canonicalize_output_graph_node_order=False):
+            ep = export(M(), (torch.randn(2, 3), torch.randn(2, 3)))
+        for branch in (ep.graph_module.true_graph_0, ep.graph_module.false_graph_0):
+            self.assertEqual(
+                sorted(n.name for n in branch.graph.nodes if n.op == "placeholder"),
+                ["mul", "x"],
+            )
+        self._assert_node_names_recorded(ep.graph_module)
+
+    def test_load_records_names(self):
+        class M(torch.nn.Module):
+            def forward(self, input):
+                return input + 1
+
+        buffer = io.BytesIO()
+        torch.export.save(export(M(), (torch.randn(3),)), buffer)
+        buffer.seek(0)
+        ep = torch.export.load(buffer)
+        # create_name never hands out "input": the deserializer creates the
+        # placeholder as input_1 and then gives it the stored name
+        self.assertEqual(
+            [n.name for n in ep.graph.nodes if n.op == "placeholder"], ["input"]
+        )
+        self._assert_node_names_recorded(ep.graph_module)
+
+    def test_copy_graph_module_and_signature_records_names(self):
+        from torch.export.experimental import _copy_graph_module_and_signature
+
+        class M(torch.nn.Module):
+            def forward(self, input):
+                return input + 1
+
+        ep = export(M(), (torch.randn(3),))
+        gm, _ = _copy_graph_module_and_signature(ep)
+        self.assertEqual(
+            [n.name for n in gm.graph.nodes if n.op == "placeholder"], ["input"]
+        )
+        self._assert_node_names_recorded(gm)
+
+'''
+
+# --- commit 2: legal names ------------------------------------------------------------
+
+FX_2 = '''\
+    def test_shadows_generated_code(self):
+        from torch.fx.graph import _shadows_generated_code
+
+        # globals the generated code reads, its own parameter and invalid names
+        shadowing = ["inf", "nan", "torch", "device", "pytree", "fx_pytree", "self"]
+        shadowing += ["getattr", "slice", "Ellipsis", "__debug__", "def", "my-input"]
+        for name in shadowing:
+            self.assertTrue(_shadows_generated_code(name), name)
+        # builtins the generated code never reads, and ordinary names
+        for name in ["input", "type", "id", "len", "NoneType", "x", "mul_1"]:
+            self.assertFalse(_shadows_generated_code(name), name)
+
+'''
+
+EXPORT_2 = '''\
+    def _assert_no_node_name_shadows_generated_code(self, gm):
+        for path, mod in gm.named_modules():
+            if isinstance(mod, torch.fx.GraphModule):
+                for node in mod.graph.nodes:
+                    self.assertFalse(
+                        torch.fx.graph._shadows_generated_code(node.name),
+                        f"{path}: {node.name}",
+                    )
+
+    def test_input_named_inf_computes_the_eager_result(self):
+        class M(torch.nn.Module):
+            def forward(self, inf):
+                return inf * math.inf + inf
+
+        x = torch.tensor([2.0, -3.0])
+        ep = export(M(), (x,))
+        # a parameter called inf would shadow the global inf: [6., 6.]
+        self.assertEqual(ep.module()(x), M()(x))
+        self.assertEqual(
+            [n.name for n in ep.graph.nodes if n.op == "placeholder"], ["inf_1"]
+        )
+        self.assertEqual(
+            [s.arg.name for s in ep.graph_signature.input_specs], ["inf_1"]
+        )
+        self._assert_no_node_name_shadows_generated_code(ep.graph_module)
+
+    def test_input_named_like_a_codegen_global_runs(self):
+        for name in ["device", "torch", "pytree", "fx_pytree", "nan"]:
+            with self.subTest(name=name):
+                namespace = {}
+                exec(
+                    f"def forward(self, {name}):\\n"
+                    f"    return {name} + _torch.ones(3, device='cpu')\\n",
+                    {"_torch": torch},
+                    namespace,
+                )
+                model = type("M", (torch.nn.Module,), namespace)()
+                x = torch.randn(3)
+                ep = export(model, (x,))
+                self.assertEqual(ep.module()(x), model(x))
+                self._assert_no_node_name_shadows_generated_code(ep.graph_module)
+
+    def test_input_named_inf_with_dynamic_shapes_runs_on_new_shapes(self):
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(3, 4, 3)
+
+            def forward(self, inf):
+                y = self.conv(inf).flatten(1).sum(1)
+                return y * math.inf + y
+
+        # module() turns the guards (on L['inf']) into code over the forward's
+        # parameters (inf_1); so do run_decompositions and load
+        model, new = M(), torch.randn(5, 3, 11, 9)
+        dims = {0: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO}
+        ep = export(model, (torch.randn(2, 3, 8, 8),), dynamic_shapes=(dims,))
+        buffer = io.BytesIO()
+        torch.export.save(ep, buffer)
+        buffer.seek(0)
+        for program in (ep, ep.run_decompositions(), torch.export.load(buffer)):
+            module = program.module()
+            (param,) = inspect.signature(module.forward).parameters
+            self.assertFalse(torch.fx.graph._shadows_generated_code(param), param)
+            self.assertEqual(module(new), model(new))
+            with self.assertRaisesRegex(Exception, "Guard failed|shape|size"):
+                module(torch.randn(5, 3, 2, 9))  # height below the conv's kernel
+            self._assert_no_node_name_shadows_generated_code(program.graph_module)
+
+    def test_swapped_module_with_input_named_inf_computes_the_eager_result(self):
+        from torch.export._swap import _swap_modules
+
+        class Sub(torch.nn.Module):
+            def forward(self, x):
+                return x + 1
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.sub = Sub()
+
+            def forward(self, inf):
+                return self.sub(inf) * math.inf + inf
+
+        # _swap_modules makes its placeholders from the argument names
+        model, x = M(), torch.tensor([2.0, -3.0])
+        ep = export(model, (x,), preserve_module_call_signature=("sub",))
+        gm = _swap_modules(ep, {"sub": Sub()})
+        self.assertEqual(gm(x), model(x))
+
+    def test_cond_branch_placeholder_named_inf_computes_the_eager_result(self):
+        class M(torch.nn.Module):
+            # cond names its branch placeholders after the operands
+            def forward(self, x, inf):
+                return torch.cond(
+                    x.sum() > 0,
+                    lambda a, b: a * math.inf + b,
+                    lambda a, b: a - b * math.inf,
+                    (x, inf),
+                )
+
+        args = (torch.tensor([2.0, -3.0]), torch.tensor([1.0, 4.0]))
+        ep = export(M(), args)
+        self.assertEqual(ep.module()(*args), M()(*args))
+        self._assert_no_node_name_shadows_generated_code(ep.graph_module)
+
+    def test_argument_named_input_keeps_its_name(self):
+        # input shadows nothing the generated code reads: it stays input
+        class M(torch.nn.Module):
+            def forward(self, input):
+                return input + 1
+
+        model, x = M(), torch.randn(3)
+        ep = export(model, (x,))
+        self.assertEqual(
+            [n.name for n in ep.graph.nodes if n.op == "placeholder"], ["input"]
+        )
+        self.assertEqual(
+            [s.arg.name for s in ep.graph_signature.input_specs], ["input"]
+        )
+        module = ep.module()
+        self.assertEqual(list(inspect.signature(module.forward).parameters), ["input"])
+        self.assertEqual(module(x), model(x))
+        by_keyword = export(model, (), {"input": x}).module()
+        self.assertEqual(
+            list(inspect.signature(by_keyword.forward).parameters), ["input"]
+        )
+        self.assertEqual(by_keyword(input=x), model(x))
+
+    def test_sequential_input_with_dynamic_shapes_runs_on_new_shapes(self):
+        # nn.Sequential (like nn.Linear and nn.Conv2d) calls its argument input
+        model = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 4, 3),
+            torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool2d(1),
+            torch.nn.Flatten(),
+            torch.nn.Linear(4, 2),
+        ).eval()
+        new = torch.randn(5, 3, 11, 9)
+        dims = {0: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO}
+        ep = export(model, (torch.randn(2, 3, 8, 8),), dynamic_shapes=(dims,))
+        self.assertEqual(
+            [n.name for n in ep.graph.nodes if n.op == "placeholder"][-1], "input"
+        )
+        module = ep.module()
+        self.assertEqual(list(inspect.signature(module.forward).parameters), ["input"])
+        self.assertEqual(module(new), model(new))
+        with torch.no_grad():
+            self.assertEqual(ep.run_decompositions().module()(new), model(new))
+        by_keyword = export(
+            model,
+            (),
+            {"input": torch.randn(2, 3, 8, 8)},
+            dynamic_shapes={"input": dims},
+        )
+        self.assertEqual(by_keyword.module()(input=new), model(new))
+
+'''
+
+# --- commit 3: HOP subgraph placeholders take the operands' names ----------------------
+
+EXPORT_3 = '''\
+    def test_autocast_subgraph_placeholders_take_operand_names(self):
+        class M(torch.nn.Module):
+            def forward(self, t_1):
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    return t_1.t() @ t_1.t().t()
+
+        ep = export(M(), (torch.randn(3, 3),))
+        region = ep.graph_module.submod_1
+        # ops keep their own names (the second t() is traced as t_1 and is
+        # renamed if the placeholder takes that name)
+        self.assertExpectedInline(
+            str([n.name for n in region.graph.nodes if n.op == "placeholder"]),
+            """['t_1']""",
+        )
+        self._assert_node_names_recorded(ep.graph_module)
+
+    def test_while_loop_subgraph_placeholders_take_operand_names(self):
+        class M(torch.nn.Module):
+            def forward(self, it, x):
+                return while_loop(
+                    lambda i, v: i < 3, lambda i, v: (i + 1, v * 2), (it, x)
+                )
+
+        ep = export(M(), (torch.tensor(0), torch.randn(3)))
+        for sub in (
+            ep.graph_module.while_loop_cond_graph_0,
+            ep.graph_module.while_loop_body_graph_0,
+        ):
+            self.assertEqual(
+                [n.name for n in sub.graph.nodes if n.op == "placeholder"], ["it", "x"]
+            )
+        self._assert_node_names_recorded(ep.graph_module)
+
+    def test_while_loop_operand_passed_twice_gets_distinct_placeholder_names(self):
+        class M(torch.nn.Module):
+            def forward(self, x):
+                y = x.clone()
+                return while_loop(
+                    lambda a, b: a.sum() < 10, lambda a, b: (a + 1, b * 2), (y, y)
+                )
+
+        model, args = M(), (torch.randn(3),)
+        ep = export(model, args)
+        body = ep.graph_module.while_loop_body_graph_0
+        self.assertEqual(
+            [n.name for n in body.graph.nodes if n.op == "placeholder"],
+            ["clone", "clone_1"],
+        )
+        self._assert_node_names_recorded(ep.graph_module)
+        self.assertEqual(ep.module()(*args), model(*args))
+
+    def test_scan_subgraph_placeholders_take_operand_names(self):
+        class M(torch.nn.Module):
+            # the combine function's own add may collide with the input "add"
+            def forward(self, add, xs):
+                return scan(lambda c, x: (c + x, c * x), add, xs)
+
+        ep = export(M(), (torch.randn(3), torch.randn(4, 3)))
+        combine = ep.graph_module.scan_combine_graph_0
+        self.assertExpectedInline(
+            str([n.name for n in combine.graph.nodes if n.op == "placeholder"]),
+            """['add', 'xs']""",
+        )
+        self._assert_node_names_recorded(ep.graph_module)
+
+'''
+
+COMMIT_1 = (
+    (TEST_EXPORT, "import functools\nimport logging\n", "import functools\nimport io\nimport logging\n"),
+    _before(TEST_EXPORT, EXPORT_ANCHORS[1], EXPORT_1),
+    _before(TEST_FX, FX_ANCHORS[1], FX_1),
+)
+COMMIT_2 = (
+    (TEST_EXPORT, "import functools\nimport io\n", "import functools\nimport inspect\nimport io\n"),
+    _before(TEST_EXPORT, EXPORT_ANCHORS[2], EXPORT_2),
+    _before(TEST_FX, FX_ANCHORS[2], FX_2),
+)
+def _golden_edits(diff_name: str) -> tuple[tuple[str, str, str], ...]:
+    """(path, old, new) per hunk of goldens/<diff_name>: the expected outputs commit 3
+    changes, as ``diff -u`` of two copies of the PyTorch test file whose goldens
+    expecttest accepted (EXPECTTEST_ACCEPT=1) on stock 2.15.0 and with the stack
+    (CHECK.md says how)."""
+    from pathlib import Path
+
+    lines = (Path(__file__).parent / "goldens" / diff_name).read_text().splitlines(True)
+    path = lines[0].split()[1].removeprefix("a/")
+    edits, old, new = [], None, None
+    for line in lines[2:]:
+        if line.startswith("@@"):
+            if old is not None:
+                edits.append((path, "".join(old), "".join(new)))
+            old, new = [], []
+        elif line.startswith("-"):
+            old.append(line[1:])
+        elif line.startswith("+"):
+            new.append(line[1:])
+        else:
+            old.append(line[1:])
+            new.append(line[1:])
+    if old is not None:
+        edits.append((path, "".join(old), "".join(new)))
+    return tuple(edits)
+
+
+COMMIT_3 = (
+    _before(TEST_EXPORT, EXPORT_ANCHORS[3], EXPORT_3),
+    *_golden_edits("test_control_flow.py.diff"),
+    # the third hunk (test_move_device_submod) needs CUDA: predicted, not run here
+    *_golden_edits("test_passes.py.diff"),
+)
