@@ -54,7 +54,11 @@ def _git(repo: Path, *args: str, stdin: str | None = None) -> str:
     }
     return subprocess.run(
         ["git", "-C", str(repo), *args],
-        input=stdin, check=True, capture_output=True, text=True, env=env,
+        input=stdin,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
     ).stdout
 
 
@@ -119,9 +123,7 @@ def check_release_patch(site: Path, repo: Path) -> bool:
         same = (repo / path).read_text() == text
         ok &= same
         print(f"{'same' if same else 'DIFFERENT'}: {path}")
-    stack_only = sorted(
-        p for p in stack_recipe.touched_paths() if p.startswith("torch/") and p not in texts
-    )
+    stack_only = sorted(p for p in stack_recipe.touched_paths() if p.startswith("torch/") and p not in texts)
     for path in stack_only:
         print(f"DIFFERENT: {path} (changed by the stack only)")
     return ok and not stack_only
@@ -132,8 +134,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("site", type=Path)
     p.add_argument("tests", type=Path)
     p.add_argument("--repo", type=Path, help="build the scratch repository here (must not exist)")
-    p.add_argument("--check", action="store_true",
-                   help="compare the top of the stack with the release patch's files")
+    p.add_argument(
+        "--check", action="store_true", help="compare the top of the stack with the release patch's files"
+    )
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="torch-stack-") as tmp:
         repo = args.repo or Path(tmp)

@@ -23,7 +23,7 @@ class Commit:
 
 _UTILS = "torch/_export/utils.py"
 
-_HOO_LOOP_STOCK = '''\
+_HOO_LOOP_STOCK = """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs):  # placeholder, retain name
                 name_map[node.name] = hoo_phs[i].name
@@ -33,9 +33,9 @@ _HOO_LOOP_STOCK = '''\
                 node.name = _rename_without_collisions(
                     name_map, find_available, used_names, node.name, node.name
                 )
-'''
+"""
 # commit 1: the same names, recorded
-_HOO_LOOP_RECORDED = '''\
+_HOO_LOOP_RECORDED = """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs):  # placeholder, retain name
                 name_map[node.name] = hoo_phs[i].name
@@ -48,9 +48,9 @@ _HOO_LOOP_RECORDED = '''\
                         name_map, find_available, used_names, node.name, node.name
                     )
                 )
-'''
+"""
 # commit 3: only placeholders take operand names; an operand passed twice
-_HOO_LOOP_OPERANDS = '''\
+_HOO_LOOP_OPERANDS = """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
                 operand = hoo_phs[i]
@@ -71,7 +71,7 @@ _HOO_LOOP_OPERANDS = '''\
                         name_map, find_available, used_names, node.name, node.name
                     )
                 )
-'''
+"""
 
 MESSAGE_1 = """\
 [fx] Record the node names torch.export assigns (Node._assign_name)

@@ -32,7 +32,7 @@ def _before(path: str, anchor: str, text: str) -> tuple[str, str, str]:
 
 # --- commit 1: names are recorded --------------------------------------------------
 
-FX_1 = '''\
+FX_1 = """\
     def test_node_assign_name_records_name(self):
         graph = torch.fx.Graph()
         x = graph.placeholder("x")
@@ -57,9 +57,9 @@ FX_1 = '''\
         self.assertEqual(graph.call_function(torch.mul, (x, x)).name, "mul_2")
         graph.lint()
 
-'''
+"""
 
-EXPORT_1 = '''\
+EXPORT_1 = """\
     def _assert_node_names_recorded(self, gm):
         # Every node name of gm and of each graph below it is recorded in that
         # graph's namespace, so create_node never hands one of them out again
@@ -181,11 +181,11 @@ EXPORT_1 = '''\
         )
         self._assert_node_names_recorded(gm)
 
-'''
+"""
 
 # --- commit 2: legal names ------------------------------------------------------------
 
-FX_2 = '''\
+FX_2 = """\
     def test_shadows_generated_code(self):
         from torch.fx.graph import _shadows_generated_code
 
@@ -198,9 +198,9 @@ FX_2 = '''\
         for name in ["input", "type", "id", "len", "NoneType", "x", "mul_1"]:
             self.assertFalse(_shadows_generated_code(name), name)
 
-'''
+"""
 
-EXPORT_2 = '''\
+EXPORT_2 = """\
     def _assert_no_node_name_shadows_generated_code(self, gm):
         for path, mod in gm.named_modules():
             if isinstance(mod, torch.fx.GraphModule):
@@ -358,7 +358,7 @@ EXPORT_2 = '''\
         )
         self.assertEqual(by_keyword.module()(input=new), model(new))
 
-'''
+"""
 
 # --- commit 3: HOP subgraph placeholders take the operands' names ----------------------
 
@@ -440,6 +440,8 @@ COMMIT_2 = (
     _before(TEST_EXPORT, EXPORT_ANCHORS[2], EXPORT_2),
     _before(TEST_FX, FX_ANCHORS[2], FX_2),
 )
+
+
 def _golden_edits(diff_name: str) -> tuple[tuple[str, str, str], ...]:
     """(path, old, new) per hunk of goldens/<diff_name>: the expected outputs commit 3
     changes, as ``diff -u`` of two copies of the PyTorch test file whose goldens
