@@ -151,6 +151,14 @@ def test_verdict_is_pass(report):
     assert report.ok
 
 
+def test_the_package_stands_down_on_the_patched_torch(report):
+    """The patched torch keeps the user's names in forward_arg_names and legalizes them in
+    module() itself: is_affected() must say no there (so the hook and repair change nothing),
+    and yes on the torch as released."""
+    assert checks(report.patched, "detect")["is_affected() is False"].ok is True
+    assert checks(report.baseline, "detect")["is_affected() is False"].ok is False
+
+
 def test_verify_leaves_the_installed_torch_as_released(report):
     assert {rel: sha256(SITE / rel) for rel in PATCH.pristine} == PATCH.pristine
 

@@ -76,7 +76,7 @@ def legalize_forward_arg_names(ep) -> dict[str, str]:
     decoder) are not read.
     """
     entries = ep.module_call_graph
-    if not entries:
+    if not entries or _compat.module_legalizes_arg_names():  # a fixed torch's module() does it
         return {}
     entry = entries[0]
     if entry.fqn:  # not torch's layout (the top level first): look for it

@@ -15,6 +15,7 @@ import torch.fx
 __all__ = [
     "forward_arg_names",
     "guard_arg_names",
+    "module_legalizes_arg_names",
     "output_node",
     "rename_in_guards",
     "set_example_inputs",
@@ -46,6 +47,18 @@ def forward_arg_names(ep, entry) -> list[str] | None:
     if not entry.fqn:
         return ep.graph_module.meta.get("forward_arg_names")
     return None
+
+
+def module_legalizes_arg_names() -> bool:
+    """Whether this torch's ``ExportedProgram.module()`` makes its ``forward``'s argument names
+    legal itself (the upstream fix, pytorch/pytorch#202927, and the patches in ``patches/``:
+    ``torch.export._unlift._legal_forward_arg_names``). Such a torch keeps the user's names in
+    ``forward_arg_names`` on purpose, so they are not the generated code's parameters."""
+    try:
+        from torch.export import _unlift
+    except ImportError:
+        return False
+    return callable(getattr(_unlift, "_legal_forward_arg_names", None))
 
 
 def set_forward_arg_names(ep, entry, names: list[str]) -> None:

@@ -275,7 +275,7 @@ def find_illegal_names(obj: Program, *, strict: bool = False) -> list[str]:
         and isinstance(node.target, str)
         and shadows(node.target, graph)
     ]
-    if isinstance(obj, torch.export.ExportedProgram):
+    if isinstance(obj, torch.export.ExportedProgram) and not _compat.module_legalizes_arg_names():
         for entry in obj.module_call_graph:
             names = _compat.forward_arg_names(obj, entry) or []
             found += [

@@ -290,6 +290,15 @@ def _tests(path: Path) -> list[dict]:
     return result.checks
 
 
+def _detect() -> list[dict]:
+    """The package's own detection: on a patched torch, ``is_affected()`` must say no (so the
+    hook and ``repair`` change nothing there); on stock torch it says yes."""
+    from torch_export_names import is_affected
+
+    affected = is_affected()
+    return [_check("detect", "is_affected() is False", not affected, "" if not affected else "True")]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="torch_export_names._torch_patch._child")
     p.add_argument("--out", required=True, type=Path)
@@ -324,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
 
     checks = []
-    for part in (_cases, _entries, _guards):
+    for part in (_cases, _entries, _guards, _detect):
         try:
             checks += part()
         except Exception:  # noqa: BLE001 - a broken part must not hide the others

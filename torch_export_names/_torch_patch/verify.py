@@ -40,7 +40,7 @@ class VerifyError(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class Check:
-    kind: str  # "case", "entry", "guard" or "test"
+    kind: str  # "case", "entry", "guard", "detect" or "test"
     name: str
     ok: bool | None  # None: skipped
     detail: str = ""
