@@ -8,10 +8,11 @@ import ctypes
 import gc
 import json
 import logging
+import os
 import sys
 import warnings
 
-sys.path.insert(0, "/work/issue21/llama_shim")
+sys.path.insert(0, os.path.join(os.environ["SCRATCH"], "llama_shim"))  # see ../README.md
 warnings.simplefilter("ignore")
 logging.disable(logging.WARNING)
 import torch
