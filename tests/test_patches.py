@@ -7,6 +7,7 @@ apply/revert only ever touch a throw-away copy of the files the patch changes.
 
 import hashlib
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -17,8 +18,9 @@ import pytest
 import torch
 
 from torch_export_names._cases import CASES
-from torch_export_names._torch_patch import diff, install, store
-from torch_export_names._torch_patch.verify import installed_site, verify
+from torch_export_names._torch_patch import diff, install, overlay, status, store
+from torch_export_names._torch_patch.store import installed_site
+from torch_export_names._torch_patch.verify import VerifyError, verify
 
 SITE = installed_site()
 try:
@@ -286,6 +288,130 @@ def test_cli_apply_and_revert_on_a_target(site_copy):
     refused = run("revert")
     assert refused.returncode == 2
     assert "nothing to revert" in refused.stderr
+
+
+# --- status, and verify on a torch that is not stock ---------------------------
+
+
+def torch_with(tmp_path: Path, texts: dict) -> Path:
+    """A whole torch (an overlay of the installed one) whose files ``texts`` names
+    (torch/... path -> text) are replaced: what verify and status see as installed."""
+    root = overlay.build(SITE, list(texts), tmp_path / "site")
+    for rel, text in texts.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def patched_torch(tmp_path_factory):
+    return torch_with(tmp_path_factory.mktemp("patched"), {rel: patched_text(rel) for rel in PATCH.pristine})
+
+
+@pytest.fixture(scope="module")
+def report_on_patched_torch(patched_torch):
+    return verify(site=patched_torch)
+
+
+def test_reverse_undoes_the_patch_on_each_file():
+    for change in PATCH.torch_files:
+        release = (SITE / change.path).read_text(encoding="utf-8")
+        assert diff.apply_file(diff.apply_file(release, change), diff.reverse(change)) == release
+        with pytest.raises(diff.PatchError):  # the release's file is not a patched one
+            diff.apply_file(release, diff.reverse(change))
+
+
+def test_status_of_the_torch_as_released_is_stock():
+    state = status.status(SITE)
+    assert state.files == dict.fromkeys(PATCH.pristine, status.STOCK)
+    assert state.state == status.STOCK and state.backup is None
+
+
+def test_status_of_a_patched_torch_is_patched_for_every_file(patched_torch):
+    state = status.status(patched_torch)
+    assert state.files == dict.fromkeys(PATCH.pristine, status.PATCHED)
+    assert state.state == status.PATCHED
+
+
+def test_status_names_a_file_modified_by_hand(tmp_path):
+    edited = next(iter(PATCH.pristine))
+    site = torch_with(tmp_path, {edited: (SITE / edited).read_text(encoding="utf-8") + "# a local edit\n"})
+    state = status.status(site)
+    assert state.files[edited] == status.MODIFIED
+    assert {s for rel, s in state.files.items() if rel != edited} == {status.STOCK}
+    assert state.state == status.MODIFIED
+    assert f"{edited} is neither the release's file nor the patched one" in state.format()
+
+
+def test_status_of_a_half_patched_torch_is_modified_otherwise(tmp_path):
+    first = next(iter(PATCH.pristine))
+    state = status.status(torch_with(tmp_path, {first: patched_text(first)}))
+    assert state.files[first] == status.PATCHED
+    assert state.state == status.MODIFIED
+    assert "some files carry the patch and some do not" in state.format()
+
+
+def test_status_after_apply_is_patched_and_names_the_backup(site_copy):
+    install.apply(site_copy, out=io.StringIO())
+    state = status.status(site_copy)
+    assert state.state == status.PATCHED
+    assert state.backup == site_copy / install.BACKUP_DIR
+    install.revert(site_copy, out=io.StringIO())
+    assert status.status(site_copy).state == status.STOCK
+
+
+def test_cli_status_exits_0_for_stock_and_patched_and_1_for_modified(site_copy):
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "torch_export_names", "patch", *args, "--target", str(site_copy)],
+            capture_output=True,
+            text=True,
+        )
+
+    stock = run("status")
+    assert stock.returncode == 0, stock.stderr
+    assert stock.stdout.splitlines()[-1].startswith("stock: ")
+    assert run("apply").returncode == 0
+    patched = run("status", "--json")
+    assert patched.returncode == 0, patched.stderr
+    assert json.loads(patched.stdout)["state"] == "patched"
+    assert run("revert").returncode == 0
+    edited = next(iter(PATCH.pristine))
+    with open(site_copy / edited, "a", encoding="utf-8") as f:
+        f.write("# a local edit\n")
+    modified = run("status")
+    assert modified.returncode == 1
+    assert f"{edited}" in modified.stdout and "modified otherwise" in modified.stdout
+
+
+def test_verify_on_a_patched_torch_runs_its_checks_on_that_torch(patched_torch, report_on_patched_torch):
+    report = report_on_patched_torch
+    assert report.installed == status.PATCHED
+    assert report.patched.torch["fx_graph_file"].startswith(str(patched_torch))
+    assert report.patched.torch["has_assign_name"] is True
+    # the run without the patch imported an overlay with the patch undone
+    assert "torch-export-names-verify-" in report.baseline.torch["fx_graph_file"]
+    assert report.baseline.torch["has_assign_name"] is False
+    assert report.problems == []
+    assert "already carries the patch" in report.format()
+
+
+def test_verify_gives_the_same_outcomes_on_a_patched_torch_as_on_the_release(report, report_on_patched_torch):
+    def outcomes(run):
+        return {(c.kind, c.name): c.ok for c in run.checks}
+
+    assert outcomes(report_on_patched_torch.patched) == outcomes(report.patched)
+    assert outcomes(report_on_patched_torch.baseline) == outcomes(report.baseline)
+
+
+def test_verify_leaves_a_patched_torch_as_it_was(patched_torch, report_on_patched_torch):
+    assert status.status(patched_torch).state == status.PATCHED
+
+
+def test_verify_refuses_a_torch_modified_otherwise_naming_the_file(tmp_path):
+    edited = next(iter(PATCH.pristine))
+    site = torch_with(tmp_path, {edited: (SITE / edited).read_text(encoding="utf-8") + "# a local edit\n"})
+    with pytest.raises(VerifyError, match=f"{edited}: modified otherwise"):
+        verify(site=site)
 
 
 # --- the patch file itself -----------------------------------------------------

@@ -1,7 +1,7 @@
 """Command line.
 
 torch-export-names doctor [--json]
-torch-export-names patch list | verify | apply | revert   (the torch patches)
+torch-export-names patch list | status | verify | apply | revert   (the torch patches)
 torch-export-names run script.py [args...]     (also a folder or zip with __main__.py)
 torch-export-names run -m module [args...]
 torch-export-names run --audit [--json FILE] [--no-hook] script.py|-m module [args...]
@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="report whether this torch is affected, with reproductions")
     d.add_argument("--json", action="store_true", help="print the report as JSON")
     sub.add_parser(
-        "patch", help="the upstream-style torch patches: list, verify, apply, revert", add_help=False
+        "patch", help="the upstream-style torch patches: list, status, verify, apply, revert", add_help=False
     )
     sub.add_parser(
         "run",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-__all__ = ["FileDiff", "Hunk", "PatchError", "apply_file", "parse"]
+__all__ = ["FileDiff", "Hunk", "PatchError", "apply_file", "parse", "reverse"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _NO_NEWLINE = "\\ No newline at end of file"
@@ -28,6 +28,8 @@ class Hunk:
     old_len: int
     # Each line keeps its ' ', '-' or '+' marker and its line ending.
     lines: tuple[str, ...]
+    new_start: int
+    new_len: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +76,7 @@ def parse(text: str) -> list[FileDiff]:
             if m is None:
                 raise PatchError(f"line {i + 1}: bad hunk header {lines[i]!r}")
             old_start, old_len = int(m[1]), int(m[2] if m[2] is not None else 1)
-            new_len = int(m[4] if m[4] is not None else 1)
+            new_start, new_len = int(m[3]), int(m[4] if m[4] is not None else 1)
             i += 1
             body: list[str] = []
             old_seen = new_seen = 0
@@ -102,7 +104,7 @@ def parse(text: str) -> list[FileDiff]:
             if i < len(lines) and lines[i].startswith(_NO_NEWLINE):
                 body[-1] = body[-1].rstrip("\n")
                 i += 1
-            hunks.append(Hunk(old_start, old_len, tuple(body)))
+            hunks.append(Hunk(old_start, old_len, tuple(body), new_start, new_len))
         is_new = old_path == "/dev/null"
         path = _strip_prefix(new_path)
         if not is_new and _strip_prefix(old_path) != path:
@@ -111,6 +113,23 @@ def parse(text: str) -> list[FileDiff]:
     if not files:
         raise PatchError("no 'diff --git' section found")
     return files
+
+
+def reverse(change: FileDiff) -> FileDiff:
+    """The diff that undoes ``change``: ``apply_file(apply_file(t, c), reverse(c)) == t``.
+
+    Not defined for a new file (undoing it would mean deleting the file).
+    """
+    if change.is_new:
+        raise PatchError(f"{change.path}: the patch creates it; there is nothing to reverse it to")
+    swap = {"-": "+", "+": "-", " ": " "}
+
+    def undo(h: Hunk) -> Hunk:
+        return Hunk(
+            h.new_start, h.new_len, tuple(swap[ln[0]] + ln[1:] for ln in h.lines), h.old_start, h.old_len
+        )
+
+    return dataclasses.replace(change, hunks=tuple(map(undo, change.hunks)), text="")
 
 
 def apply_file(old_text: str | None, change: FileDiff) -> str:

@@ -38,11 +38,9 @@ def site_of(target: str | os.PathLike | None) -> Path:
         if not (site / "torch").is_dir():
             raise Refused(f"{site} has no torch/ directory: give the directory that holds torch/")
         return site
-    from .verify import VerifyError, installed_site
-
     try:
-        return installed_site()
-    except VerifyError as e:
+        return store.installed_site()
+    except FileNotFoundError as e:
         raise Refused(str(e)) from None
 
 
@@ -144,12 +142,10 @@ def applied(site: Path | None = None) -> dict | None:
     """The manifest of the patch ``apply`` left on the torch at ``site`` (default:
     the one this interpreter imports), or None if it is not patched by ``apply``."""
     if site is None:
-        import importlib.util
-
-        spec = importlib.util.find_spec("torch")
-        if spec is None or spec.origin is None:
+        try:
+            site = store.installed_site()
+        except FileNotFoundError:
             return None
-        site = Path(spec.origin).resolve().parent.parent
     backup = Path(site) / BACKUP_DIR
     if not backup.is_dir():
         return None

@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import re
 from pathlib import Path
 
 from . import diff
 
-__all__ = ["NoPatch", "Patch", "available", "data_dir", "load", "release_of", "torch_version_at"]
+__all__ = [
+    "NoPatch",
+    "Patch",
+    "available",
+    "data_dir",
+    "installed_site",
+    "load",
+    "release_of",
+    "torch_version_at",
+]
 
 _PACKAGED = Path(__file__).parent / "data"
 
@@ -93,6 +103,16 @@ def load(version: str) -> Patch:
     if changed != set(pristine):
         raise ValueError(f"{hashes_path} lists {sorted(pristine)} but {path.name} changes {sorted(changed)}")
     return Patch(release, path, text, files, pristine)
+
+
+def installed_site() -> Path:
+    """The site-packages directory of the torch this interpreter would import (not imported).
+
+    Raises FileNotFoundError when there is none."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError("torch is not installed for this interpreter")
+    return Path(spec.origin).resolve().parent.parent
 
 
 def torch_version_at(site: Path) -> str:

@@ -11,13 +11,17 @@ without the patch: ``nn.Sequential`` with dynamic shapes, an argument called
 ``input``) passes without it too and shows the caller the same thing in both
 runs (so the patch changes nothing it should not). The installed torch is
 only read; its patched files are hashed before and after to prove it.
+
+On a torch that already carries the patch (``patch apply``, or patched by
+hand: ``status`` tells), the roles swap: the patched run imports that torch
+itself, and the run without the patch uses an overlay in which the patch is
+undone. A torch modified in any other way is refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -26,9 +30,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import diff, overlay, store
+from . import diff, overlay, status
+from .store import installed_site
 
-__all__ = ["Check", "Report", "Run", "VerifyError", "installed_site", "verify"]
+__all__ = ["Check", "Report", "Run", "VerifyError", "verify"]
 
 # The directory holding the torch_export_names package the child must import.
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
@@ -64,6 +69,7 @@ class Report:
     patch: str
     patched: Run
     baseline: Run | None
+    installed: str = status.STOCK  # the torch under ``site``: status.STOCK or status.PATCHED
 
     @property
     def problems(self) -> list[str]:
@@ -103,6 +109,7 @@ class Report:
             "site": self.site,
             "patch": self.patch,
             "applies": True,
+            "installed": self.installed,
             "ok": self.ok,
             "problems": self.problems,
             "runs": {
@@ -129,6 +136,12 @@ class Report:
         lines = [
             f"torch {self.torch_version} at {self.site}",
             f"patch {self.patch}",
+            (
+                "the torch there is stock: the patched run used a throw-away overlay"
+                if self.installed == status.STOCK
+                else "the torch there already carries the patch: the patched run used it, "
+                "the run without the patch an overlay with the patch undone"
+            ),
             f"patched torch imported from {self.patched.torch['fx_graph_file']} "
             f"(Node._assign_name: {self.patched.torch['has_assign_name']}, "
             f"hook installed: {self.patched.torch['hook_installed']})",
@@ -153,14 +166,6 @@ class Report:
 
 def _short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def installed_site() -> Path:
-    """The site-packages directory of the torch this interpreter would import (not imported)."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or spec.origin is None:
-        raise VerifyError("torch is not installed for this interpreter")
-    return Path(spec.origin).resolve().parent.parent
 
 
 def _sha256(path: Path) -> str:
@@ -216,42 +221,65 @@ def _run_child(label, pythonpath, expect_under, tests, workdir, timeout) -> Run:
     return Run(label, data["torch"], tuple(Check(**c) for c in data["checks"]))
 
 
-def verify(*, baseline: bool = True, keep: bool = False, timeout: float = 900) -> Report:
-    """Run the harness for the installed torch; see the module docstring."""
-    site = installed_site()
-    version = store.torch_version_at(site)
-    patch = store.load(version)  # NoPatch if this torch has none
-    before = {}
-    for f in patch.torch_files:
-        before[f.path] = _sha256(site / f.path)
-        if before[f.path] != patch.pristine[f.path]:
-            raise VerifyError(
-                f"{site / f.path} is not the torch {patch.version} release's file "
-                f"(sha256 {before[f.path][:12]}..., release {patch.pristine[f.path][:12]}...); "
-                "verify needs the installed torch unmodified (patched in place? run "
-                "`torch-export-names patch revert`)"
-            )
+def _pythonpath(site: Path) -> list[Path]:
+    """PYTHONPATH entries that make the child import torch from ``site``: none for the
+    interpreter's own site-packages (already on sys.path, after the standard library)."""
+    try:
+        own = installed_site()
+    except FileNotFoundError:
+        own = None
+    return [] if own == site else [site]
+
+
+def verify(
+    *, site: Path | None = None, baseline: bool = True, keep: bool = False, timeout: float = 900
+) -> Report:
+    """Run the harness for the torch under ``site`` (default: the installed one); see the
+    module docstring."""
+    if site is None:
+        try:
+            site = installed_site()
+        except FileNotFoundError as e:
+            raise VerifyError(str(e)) from None
+    site = Path(site).resolve()
+    state = status.status(site)  # NoPatch if this torch has none
+    patch = state.patch
+    if state.state == status.MODIFIED:
+        raise VerifyError(
+            f"torch {patch.version} in {site} is neither the release nor the release with "
+            f"{patch.path.name} ("
+            + ", ".join(f"{rel}: {s}" for rel, s in state.files.items())
+            + "); reinstall it (`pip install --force-reinstall --no-deps "
+            f"torch=={patch.version}`)"
+        )
+    before = {f.path: _sha256(site / f.path) for f in patch.torch_files}
     workdir = Path(tempfile.mkdtemp(prefix="torch-export-names-verify-"))
     try:
+        # One run on the torch as released, one with the patch: the installed torch is
+        # one of the two, an overlay of it with the patch applied or undone the other.
         root = overlay.build(site, [f.path for f in patch.torch_files], workdir / "overlay")
         for f in patch.torch_files:
-            (root / f.path).write_text(
-                diff.apply_file((site / f.path).read_text(encoding="utf-8"), f), encoding="utf-8"
-            )
+            text = (site / f.path).read_text(encoding="utf-8")
+            other = diff.apply_file(text, f) if state.state == status.STOCK else status.original_text(text, f)
+            assert other is not None  # status() found that the patch undoes
+            (root / f.path).write_text(other, encoding="utf-8")
         tests = []
         for rel, text in patch.test_files.items():
             path = workdir / "tests" / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             tests.append(path)
-        patched = _run_child("patched", [root, *_package_path()], root / "torch", tests, workdir, timeout)
+        installed = (_pythonpath(site), site / "torch")
+        overlaid = ([root], root / "torch")
+        with_patch, without = (overlaid, installed) if state.state == status.STOCK else (installed, overlaid)
+
+        def run(label: str, where: tuple[list[Path], Path]) -> Run:
+            return _run_child(label, [*where[0], *_package_path()], where[1], tests, workdir, timeout)
+
+        patched = run("patched", with_patch)
         if not patched.torch["has_assign_name"]:
-            raise VerifyError("torch imported from the overlay has no Node._assign_name")
-        unpatched = (
-            _run_child("unpatched", _package_path(), site / "torch", tests, workdir, timeout)
-            if baseline
-            else None
-        )
+            raise VerifyError(f"torch imported from {with_patch[1]} has no Node._assign_name")
+        unpatched = run("unpatched", without) if baseline else None
     finally:
         if keep:
             print(f"kept {workdir}", file=sys.stderr)
@@ -260,5 +288,5 @@ def verify(*, baseline: bool = True, keep: bool = False, timeout: float = 900) -
     after = {f.path: _sha256(site / f.path) for f in patch.torch_files}
     if after != before:
         changed = sorted(p for p in after if after[p] != before[p])
-        raise VerifyError(f"the installed torch changed during verify: {changed}")
-    return Report(version, str(site), str(patch.path), patched, unpatched)
+        raise VerifyError(f"the torch in {site} changed during verify: {changed}")
+    return Report(state.torch_version, str(site), str(patch.path), patched, unpatched, state.state)
