@@ -468,10 +468,13 @@ def test_every_patch_carries_the_current_test_file():
 def test_make_patches_regenerates_the_shipped_patch_from_this_torch(tmp_path, capsys, monkeypatch):
     import importlib.util
 
+    monkeypatch.syspath_prepend(str(REPO_PATCHES))  # make_patches imports the recipe beside it
+    monkeypatch.delitem(sys.modules, "recipe", raising=False)
     spec = importlib.util.spec_from_file_location("make_patches", REPO_PATCHES / "make_patches.py")
     make_patches = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "make_patches", make_patches)  # for its dataclasses
     spec.loader.exec_module(make_patches)
+    recipe = sys.modules["recipe"]
     make_patches.HERE = tmp_path  # write there, not into the source tree
     outcomes = make_patches.make(PATCH.version, SITE)
     for suffix in (".patch", ".sha256"):
@@ -479,7 +482,7 @@ def test_make_patches_regenerates_the_shipped_patch_from_this_torch(tmp_path, ca
         assert (tmp_path / name).read_bytes() == (REPO_PATCHES / name).read_bytes(), name
     # the report names every edit, applied or not applicable with its reason
     report = capsys.readouterr().out
-    assert len(outcomes) == len(make_patches.EDITS)
+    assert len(outcomes) == len(recipe.EDITS)
     for o in outcomes:
         assert f"#{o.number} " in report
         assert ("not applicable: " in o.describe()) == (o.alt is None)

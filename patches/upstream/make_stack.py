@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -63,25 +62,27 @@ def _git(repo: Path, *args: str, stdin: str | None = None) -> str:
 
 
 def _replace_once(text: str, old: str, new: str, where: str) -> str:
-    found = len(re.findall("(?m)^" + re.escape(old), text))
+    import recipe
+
+    found = recipe.occurrences(text, old)
     if found != 1:
         raise SystemExit(f"{where}: {found} occurrence(s) (need exactly 1) of\n{old}")
-    return re.sub("(?m)^" + re.escape(old), lambda _m: new, text)
+    return recipe.replace(text, old, new)
 
 
 def _release_edit(number: int, site: Path, texts: dict[str, str], repo: Path):
-    """(path, old, new) of edit ``number`` of patches/make_patches.py, in the alternative
+    """(path, old, new) of edit ``number`` of patches/recipe.py, in the alternative
     that fits torch 2.15.0 (its ``when`` holds and its text occurs exactly once)."""
-    import make_patches
+    import recipe
 
-    sources = make_patches.Sources(site)
-    for alt in make_patches.EDITS[number].alts:
+    sources = recipe.Sources(site)
+    for alt in recipe.EDITS[number].alts:
         if alt.when is not None and not alt.when(sources):
             continue
         text = texts.get(alt.path) or (repo / alt.path).read_text()
-        if make_patches._count(text, alt.old) == alt.count == 1:
+        if recipe.occurrences(text, alt.old) == alt.count == 1:
             return alt.path, alt.old, alt.new
-    raise SystemExit(f"edit #{number} of make_patches.py fits nothing here")
+    raise SystemExit(f"edit #{number} of patches/recipe.py fits nothing here")
 
 
 def build(site: Path, tests: Path, repo: Path) -> None:
@@ -116,8 +117,9 @@ def build(site: Path, tests: Path, repo: Path) -> None:
 def check_release_patch(site: Path, repo: Path) -> bool:
     """The torch files at the top of the stack are those of patches/torch-2.15.0.patch."""
     import make_patches
+    import recipe
 
-    texts, _ = make_patches.apply_recipe(make_patches.Sources(site))
+    texts, _ = make_patches.apply_recipe(recipe.Sources(site))
     ok = True
     for path, text in sorted(texts.items()):
         same = (repo / path).read_text() == text

@@ -1,6 +1,6 @@
 """The upstream stack, commit by commit: what each commit changes (make_stack.py applies it).
 
-Each commit is a list of edits. An int is that edit of patches/make_patches.py (the
+Each commit is a list of edits. An int is that edit of patches/recipe.py (the
 recipe of the release patches), in its 2.15.0 form; a (path, old, new) tuple replaces
 ``old`` (whole lines, exactly once) by ``new`` in the file as the commits before left
 it. The three commits together give the torch files of patches/torch-2.15.0.patch
@@ -351,10 +351,10 @@ COMMITS = [
 
 
 def touched_paths() -> list[str]:
-    import make_patches
+    import recipe
 
     paths = set()
     for commit in COMMITS:
         for edit in commit.edits:
-            paths.add(make_patches.EDITS[edit].alts[0].path if isinstance(edit, int) else edit[0])
+            paths.add(recipe.EDITS[edit].alts[0].path if isinstance(edit, int) else edit[0])
     return sorted(paths)
