@@ -300,8 +300,9 @@ expected outputs that print such subgraphs are updated here:
 - test_passes.py, TestPasses: test_predispatch_autocast (sum_1 ->
   getitem, add_1 -> getitem_1) and test_move_device_submod (arg0_1 -> x;
   CUDA only: not run for this description).
-The documentation page of torch.while_loop prints such a program and
-would change the same way (not part of this commit).
+The documentation pages of torch.while_loop and torch.scan
+(docs/source/higher_order_ops/) print such programs from code cells
+that run when the docs are built: they change with no edit here.
 
 Test Plan:
 python -m pytest test/export/test_export.py -k "take_operand_names or operand_passed_twice"
