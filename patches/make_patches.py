@@ -48,7 +48,9 @@ AUTHOR = ("torch-export-names", "torch-export-names@users.noreply.github.com")
 DATE = "2026-11-01T00:00:00+00:00"
 
 
-def _git(repo: Path, *args: str, stdin: str | None = None) -> str:
+def git(repo: Path, *args: str, stdin: str | None = None) -> str:
+    """Run git in ``repo`` with a fixed author, dates and no user configuration, so that the
+    same inputs give byte-identical commits and patches (upstream/make_stack.py uses it too)."""
     env = {
         **os.environ,
         "GIT_AUTHOR_NAME": AUTHOR[0],
@@ -158,19 +160,19 @@ def make(version: str, site: Path, *, write: bool = True) -> list[Outcome]:
         return outcomes
     with tempfile.TemporaryDirectory(prefix=f"torch-{version}-") as tmp:
         repo = Path(tmp)
-        _git(repo, "init", "-q", "-b", "main")
+        git(repo, "init", "-q", "-b", "main")
         for path in files:
             (repo / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(site / path, repo / path)
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", f"torch {version} release files")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"torch {version} release files")
         for path in files:
             (repo / path).write_text(texts[path])
         (repo / TEST_PATH).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(TEST_SOURCE, repo / TEST_PATH)
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-F", "-", stdin=message(outcomes))
-        patch = _git(repo, "format-patch", "-1", "--stdout", "--no-signature", "--stat=80")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-F", "-", stdin=message(outcomes))
+        patch = git(repo, "format-patch", "-1", "--stdout", "--no-signature", "--stat=80")
     (HERE / f"torch-{version}.patch").write_text(patch)
     lines = [f"{hashlib.sha256((site / p).read_bytes()).hexdigest()}  {p}\n" for p in files]
     (HERE / f"torch-{version}.sha256").write_text("".join(lines))

@@ -25,8 +25,9 @@ SUBJECT = (
     "name autocast, while_loop and scan subgraph placeholders"
 )
 
-MESSAGE = f"""{SUBJECT}
-
+# Paragraphs the release patches' message shares with the upstream stack's descriptions
+# (patches/upstream/stack_recipe.py), so that one fix of the prose fixes both.
+RECORDING_BUG = """\
 torch.export renames nodes after tracing by assigning node.name
 directly: placeholder_naming_pass (_assign_new_node_names),
 _name_hoo_subgraph_placeholders, the run_decompositions path
@@ -48,19 +49,9 @@ hand one of them out again and the graph no longer lints:
         g.create_node("call_function", torch.ops.aten.mul.Tensor,
                       (x, x), name="mul")
     g.lint()  # RuntimeError: Node redefined name mul_1!
+"""
 
-Backends work around it by writing the namespace's private state
-(ExecuTorch's Qualcomm and Samsung pass managers).
-
-The same direct assignment also skips the namespace's legality check.
-Most of what create_name refuses is harmless in a name torch.export
-keeps (a builtin: the argument of nn.Sequential, nn.Linear and
-nn.Conv2d is called input, and stays input), but a name the generated
-code reads as a global is not: inf, nan, device, torch, pytree,
-fx_pytree. An input called inf becomes a parameter of the generated
-forward and shadows the global inf, so ExportedProgram.module()
-silently computes the wrong result:
-
+SHADOWING_EXAMPLE = """\
     class M(torch.nn.Module):
         def forward(self, inf):
             return inf * float("inf") + inf
@@ -71,7 +62,9 @@ silently computes the wrong result:
 An input called nan is wrong the same way; device, torch, pytree and
 fx_pytree make module() crash; inside a cond branch (whose placeholders
 take the operands' names) the same happens.
+"""
 
+SHADOWING_RULE = """\
 Add torch.fx.graph._shadows_generated_code(name): whether a node or
 parameter of that name changes what the generated code means or makes
 it invalid. It is true for a name that is not an identifier, a keyword,
@@ -84,7 +77,25 @@ every name placeholder naming and HOP subgraph naming assign, suffixes
 such a name as it suffixes a taken one (inf -> inf_1); the graph
 signature follows through name_map as before. Every other name,
 builtins such as input included, is kept as torch names it today.
+"""
 
+MESSAGE = f"""{SUBJECT}
+
+{RECORDING_BUG}
+Backends work around it by writing the namespace's private state
+(ExecuTorch's Qualcomm and Samsung pass managers).
+
+The same direct assignment also skips the namespace's legality check.
+Most of what create_name refuses is harmless in a name torch.export
+keeps (a builtin: the argument of nn.Sequential, nn.Linear and
+nn.Conv2d is called input, and stays input), but a name the generated
+code reads as a global is not: inf, nan, device, torch, pytree,
+fx_pytree. An input called inf becomes a parameter of the generated
+forward and shadows the global inf, so ExportedProgram.module()
+silently computes the wrong result:
+
+{SHADOWING_EXAMPLE}
+{SHADOWING_RULE}
 The parameters of the forward module() generates are the user's
 argument names (forward_arg_names, still recorded as the user wrote
 them): _get_codegen, and _swap for its placeholders, take them through
@@ -428,6 +439,42 @@ def _assign_in(path_alts: list[tuple[str, int]], old: str, new: str, note: str =
 
 _UTILS = "torch/_export/utils.py"
 _EP = "torch/export/exported_program.py"
+# The subgraph-placeholder loop of _name_hoo_subgraph_placeholders (torch/_export/utils.py) as the
+# newer releases ship it, and as the edit below leaves it; upstream/stack_recipe.py splits the
+# change between commits 1 and 3.
+HOO_LOOP_STOCK = """\
+        for i, node in enumerate(subgraph.graph.nodes):
+            if i < len(hoo_phs):  # placeholder, retain name
+                name_map[node.name] = hoo_phs[i].name
+                node.name = node.target = hoo_phs[i].name
+                _build_cache(node.name, find_available, used_names)
+            else:  # non-placeholder, check for collisions
+                node.name = _rename_without_collisions(
+                    name_map, find_available, used_names, node.name, node.name
+                )
+"""
+HOO_LOOP_OPERANDS = """\
+        for i, node in enumerate(subgraph.graph.nodes):
+            if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
+                operand = hoo_phs[i]
+                # an operand passed twice gets a suffixed second placeholder
+                name = _rename_without_collisions(
+                    name_map,
+                    find_available,
+                    used_names,
+                    node.name,
+                    operand.name if isinstance(operand, torch.fx.Node) else node.name,
+                    is_placeholder=True,
+                )
+                node._assign_name(name)
+                node.target = name
+            else:  # non-placeholder, check for collisions
+                node._assign_name(
+                    _rename_without_collisions(
+                        name_map, find_available, used_names, node.name, node.name
+                    )
+                )
+"""
 _OLD_HOO_LOOP = """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs):  # placeholder, retain name
@@ -687,39 +734,8 @@ EDITS: list[Edit] = [
         (
             Alt(
                 _UTILS,
-                """\
-        for i, node in enumerate(subgraph.graph.nodes):
-            if i < len(hoo_phs):  # placeholder, retain name
-                name_map[node.name] = hoo_phs[i].name
-                node.name = node.target = hoo_phs[i].name
-                _build_cache(node.name, find_available, used_names)
-            else:  # non-placeholder, check for collisions
-                node.name = _rename_without_collisions(
-                    name_map, find_available, used_names, node.name, node.name
-                )
-""",
-                """\
-        for i, node in enumerate(subgraph.graph.nodes):
-            if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
-                operand = hoo_phs[i]
-                # an operand passed twice gets a suffixed second placeholder
-                name = _rename_without_collisions(
-                    name_map,
-                    find_available,
-                    used_names,
-                    node.name,
-                    operand.name if isinstance(operand, torch.fx.Node) else node.name,
-                    is_placeholder=True,
-                )
-                node._assign_name(name)
-                node.target = name
-            else:  # non-placeholder, check for collisions
-                node._assign_name(
-                    _rename_without_collisions(
-                        name_map, find_available, used_names, node.name, node.name
-                    )
-                )
-""",
+                HOO_LOOP_STOCK,
+                HOO_LOOP_OPERANDS,
             ),
             *(Alt(path, _OLD_HOO_LOOP, _OLD_HOO_LOOP_NEW, note=_OLD_RENAME) for path in (_UTILS, _EP)),
         ),

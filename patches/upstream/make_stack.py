@@ -23,9 +23,7 @@ The recipe (what each commit changes) is stack_recipe.py; this file is the machi
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -33,37 +31,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
+import make_patches  # noqa: E402
+import recipe  # noqa: E402
 import stack_recipe  # noqa: E402
-
-AUTHOR = ("torch-export-names", "torch-export-names@users.noreply.github.com")
-DATE = "2026-11-01T00:00:00+00:00"
-
-
-def _git(repo: Path, *args: str, stdin: str | None = None) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": AUTHOR[0],
-        "GIT_AUTHOR_EMAIL": AUTHOR[1],
-        "GIT_COMMITTER_NAME": AUTHOR[0],
-        "GIT_COMMITTER_EMAIL": AUTHOR[1],
-        "GIT_AUTHOR_DATE": DATE,
-        "GIT_COMMITTER_DATE": DATE,
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    return subprocess.run(
-        ["git", "-C", str(repo), *args],
-        input=stdin,
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    ).stdout
 
 
 def _replace_once(text: str, old: str, new: str, where: str) -> str:
-    import recipe
-
     found = recipe.occurrences(text, old)
     if found != 1:
         raise SystemExit(f"{where}: {found} occurrence(s) (need exactly 1) of\n{old}")
@@ -73,8 +46,6 @@ def _replace_once(text: str, old: str, new: str, where: str) -> str:
 def _release_edit(number: int, site: Path, texts: dict[str, str], repo: Path):
     """(path, old, new) of edit ``number`` of patches/recipe.py, in the alternative
     that fits torch 2.15.0 (its ``when`` holds and its text occurs exactly once)."""
-    import recipe
-
     sources = recipe.Sources(site)
     for alt in recipe.EDITS[number].alts:
         if alt.when is not None and not alt.when(sources):
@@ -87,15 +58,15 @@ def _release_edit(number: int, site: Path, texts: dict[str, str], repo: Path):
 
 def build(site: Path, tests: Path, repo: Path) -> None:
     paths = stack_recipe.touched_paths()
-    _git(repo, "init", "-q", "-b", "main")
+    make_patches.git(repo, "init", "-q", "-b", "main")
     for path in paths:
         src = (site if path.startswith("torch/") else tests) / path
         if not src.is_file():
             raise SystemExit(f"missing {src}")
         (repo / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, repo / path)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "v2.15.0")
+    make_patches.git(repo, "add", "-A")
+    make_patches.git(repo, "commit", "-q", "-m", "v2.15.0")
     for number, commit in enumerate(stack_recipe.COMMITS, 1):
         texts: dict[str, str] = {}
         for i, edit in enumerate(commit.edits):
@@ -107,18 +78,15 @@ def build(site: Path, tests: Path, repo: Path) -> None:
             texts[path] = _replace_once(text, old, new, f"commit {number}, edit {i} ({path})")
         for path, text in texts.items():
             (repo / path).write_text(text)
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-F", "-", stdin=commit.message)
+        make_patches.git(repo, "add", "-A")
+        make_patches.git(repo, "commit", "-q", "-F", "-", stdin=commit.message)
     for old in HERE.glob("000*.patch"):
         old.unlink()
-    _git(repo, "format-patch", "-q", "-3", "--no-signature", "--stat=80", "-o", str(HERE))
+    make_patches.git(repo, "format-patch", "-q", "-3", "--no-signature", "--stat=80", "-o", str(HERE))
 
 
 def check_release_patch(site: Path, repo: Path) -> bool:
     """The torch files at the top of the stack are those of patches/torch-2.15.0.patch."""
-    import make_patches
-    import recipe
-
     texts, _ = make_patches.apply_recipe(recipe.Sources(site))
     ok = True
     for path, text in sorted(texts.items()):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import recipe  # patches/recipe.py: the release patches' edits and the paragraphs shared here
 import stack_tests
 
 
@@ -23,17 +24,6 @@ class Commit:
 
 _UTILS = "torch/_export/utils.py"
 
-_HOO_LOOP_STOCK = """\
-        for i, node in enumerate(subgraph.graph.nodes):
-            if i < len(hoo_phs):  # placeholder, retain name
-                name_map[node.name] = hoo_phs[i].name
-                node.name = node.target = hoo_phs[i].name
-                _build_cache(node.name, find_available, used_names)
-            else:  # non-placeholder, check for collisions
-                node.name = _rename_without_collisions(
-                    name_map, find_available, used_names, node.name, node.name
-                )
-"""
 # commit 1: the same names, recorded
 _HOO_LOOP_RECORDED = """\
         for i, node in enumerate(subgraph.graph.nodes):
@@ -49,56 +39,15 @@ _HOO_LOOP_RECORDED = """\
                     )
                 )
 """
-# commit 3: only placeholders take operand names; an operand passed twice
-_HOO_LOOP_OPERANDS = """\
-        for i, node in enumerate(subgraph.graph.nodes):
-            if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
-                operand = hoo_phs[i]
-                # an operand passed twice gets a suffixed second placeholder
-                name = _rename_without_collisions(
-                    name_map,
-                    find_available,
-                    used_names,
-                    node.name,
-                    operand.name if isinstance(operand, torch.fx.Node) else node.name,
-                    is_placeholder=True,
-                )
-                node._assign_name(name)
-                node.target = name
-            else:  # non-placeholder, check for collisions
-                node._assign_name(
-                    _rename_without_collisions(
-                        name_map, find_available, used_names, node.name, node.name
-                    )
-                )
-"""
 
-MESSAGE_1 = """\
+MESSAGE_1 = (
+    """\
 [fx] Record the node names torch.export assigns (Node._assign_name)
 
 Summary:
-torch.export renames nodes after tracing by assigning node.name
-directly: placeholder_naming_pass (_assign_new_node_names),
-_name_hoo_subgraph_placeholders, the run_decompositions path
-(_decompose_and_get_gm_with_new_signature_constants),
-_rename_constants_nodes (strict export), the deserializer
-(torch.export.load), the unlift done by ExportedProgram.module()
-(_insert_copy_for_mutations) and _copy_graph_module_and_signature. None
-of these names reach the graph's namespace, so a later create_node can
-hand one of them out again and the graph no longer lints:
-
-    class M(torch.nn.Module):
-        def forward(self, mul):
-            return mul * 2  # exported as mul_1: the input is "mul"
-
-    ep = torch.export.export(M(), (torch.randn(3),))
-    g = ep.graph
-    x = next(iter(g.nodes))
-    with g.inserting_before(g.output_node()):
-        g.create_node("call_function", torch.ops.aten.mul.Tensor,
-                      (x, x), name="mul")
-    g.lint()  # RuntimeError: Node redefined name mul_1!
-
+"""
+    + recipe.RECORDING_BUG
+    + """
 Passes that copy nodes or name new nodes after an op (ExecuTorch's
 Qualcomm decompositions of scaled_dot_product_attention and roll, for
 example) hit this on ordinary models; backends work around it by writing
@@ -176,8 +125,10 @@ that torch.export already assigns known to the graph that holds them.
 The two commits that follow (legal names, HOP subgraph placeholders) use
 the helper but are independent of each other.
 """
+)
 
-MESSAGE_2 = """\
+MESSAGE_2 = (
+    """\
 [export] Keep argument and node names from shadowing the globals of fx's generated code
 
 Summary:
@@ -191,30 +142,11 @@ called inf becomes a parameter of the generated forward and shadows the
 global inf, so ExportedProgram.module() silently computes the wrong
 result:
 
-    class M(torch.nn.Module):
-        def forward(self, inf):
-            return inf * float("inf") + inf
-
-    x = torch.tensor([2.0, -3.0])
-    torch.export.export(M(), (x,)).module()(x)  # [6., 6.], eager: [inf, -inf]
-
-An input called nan is wrong the same way; device, torch, pytree and
-fx_pytree make module() crash; inside a cond branch (whose placeholders
-take the operands' names) the same happens.
-
-Add torch.fx.graph._shadows_generated_code(name): whether a node or
-parameter of that name changes what the generated code means or makes
-it invalid. It is true for a name that is not an identifier, a keyword,
-__debug__, self (the forward's first parameter), a custom builtin other
-than NoneType (which only appears in annotations of locals, never
-evaluated; read from _custom_builtins when called, so one registered
-later counts too), and getattr, slice and Ellipsis, which the code
-generator writes out itself. _rename_without_collisions, which computes
-every name placeholder naming and HOP subgraph naming assign, suffixes
-such a name as it suffixes a taken one (inf -> inf_1); the graph
-signature follows through name_map as before. Every other name,
-builtins such as input included, is kept as torch names it today.
-
+"""
+    + recipe.SHADOWING_EXAMPLE
+    + "\n"
+    + recipe.SHADOWING_RULE
+    + """
 The parameters of the forward module() generates are the user's
 argument names (forward_arg_names, still recorded as the user wrote
 them): _get_codegen, and _swap for its placeholders, take them through
@@ -268,6 +200,7 @@ It needs only commit 1 (names go through Node._assign_name); it changes
 no name outside the shadowing ones and no golden in PyTorch's tests
 (see CHECK.md). Commit 3 does not depend on it.
 """
+)
 
 MESSAGE_3 = """\
 [export] Name while_loop, scan and autocast subgraph placeholders after their operands
@@ -331,7 +264,7 @@ COMMITS = [
         (
             0,  # _Namespace._record_name
             1,  # Node._assign_name
-            (_UTILS, _HOO_LOOP_STOCK, _HOO_LOOP_RECORDED),
+            (_UTILS, recipe.HOO_LOOP_STOCK, _HOO_LOOP_RECORDED),
             *range(11, 22),  # placeholder naming, run_decompositions, _trace, unlift, ...
             *stack_tests.COMMIT_1,
         ),
@@ -344,7 +277,7 @@ COMMITS = [
         MESSAGE_3,
         (
             9,  # the wrap_with_autocast, while_loop and scan branches
-            (_UTILS, _HOO_LOOP_RECORDED, _HOO_LOOP_OPERANDS),
+            (_UTILS, _HOO_LOOP_RECORDED, recipe.HOO_LOOP_OPERANDS),
             *stack_tests.COMMIT_3,
         ),
     ),
@@ -352,8 +285,6 @@ COMMITS = [
 
 
 def touched_paths() -> list[str]:
-    import recipe
-
     paths = set()
     for commit in COMMITS:
         for edit in commit.edits:
