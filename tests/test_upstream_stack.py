@@ -124,8 +124,9 @@ for name, model, args, kwargs, dynamic_shapes in models:
     except Exception as e:
         text = f"failed: {type(e).__name__}"
     out.append(f"===== {name}\n{text}")
-import json
-json.dump({"torch": torch.__file__, "printed": "\n".join(out), "unrecorded": unrecorded}, sys.stdout)
+import json, os
+printed = "\n".join(out).replace(os.path.dirname(torch.__file__), "<torch>")  # stack-trace comments
+json.dump({"torch": torch.__file__, "printed": printed, "unrecorded": unrecorded}, sys.stdout)
 """
 
 
