@@ -273,13 +273,18 @@ def test_revert_without_apply_refuses(site_copy):
         install.revert(site_copy, out=io.StringIO())
 
 
+def patch_cli(site: Path, *args: str) -> subprocess.CompletedProcess:
+    """``torch-export-names patch ARGS --target SITE`` in a fresh interpreter."""
+    return subprocess.run(
+        [sys.executable, "-m", "torch_export_names", "patch", *args, "--target", str(site)],
+        capture_output=True,
+        text=True,
+    )
+
+
 def test_cli_apply_and_revert_on_a_target(site_copy):
     def run(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "torch_export_names", "patch", *args, "--target", str(site_copy)],
-            capture_output=True,
-            text=True,
-        )
+        return patch_cli(site_copy, *args)
 
     applied = run("apply")
     assert applied.returncode == 0, applied.stderr
@@ -361,11 +366,7 @@ def test_status_after_apply_is_patched_and_names_the_backup(site_copy):
 
 def test_cli_status_exits_0_for_stock_and_patched_and_1_for_modified(site_copy):
     def run(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "torch_export_names", "patch", *args, "--target", str(site_copy)],
-            capture_output=True,
-            text=True,
-        )
+        return patch_cli(site_copy, *args)
 
     stock = run("status")
     assert stock.returncode == 0, stock.stderr
