@@ -123,23 +123,27 @@ def test_find_illegal_names_reports_shadowing_nodes_and_forward_arguments():
     assert find_illegal_names(ep) == []
 
 
-class InfAndCondMulInput(torch.nn.Module):
-    """``inf`` shadows; ``mul`` makes torch rename the branch's own mul and leave names unrecorded."""
+class InfAndMulInputs(torch.nn.Module):
+    """``inf`` shadows; ``mul`` makes torch rename the model's own mul and leave names unrecorded."""
 
     def forward(self, x, inf, mul):
-        branches = (lambda a, b: a * b * 2 + math.inf, lambda a, b: a - b)
-        return torch.cond(x.sum() > 0, *branches, (x, mul)) + inf
+        return x * mul * 2 + inf * math.inf
 
 
 def test_legalize_node_names_renames_only_what_shadows_and_the_signature_follows():
     args = (X, X * 2, X - 1)
-    expected, ep = eager_and_exported(InfAndCondMulInput(), args, repaired=False)
+    auto = {0: torch.export.Dim.AUTO}  # guards relating the inputs' sizes, which name them
+    expected = InfAndMulInputs()(*args)
+    ep = torch.export.export(InfAndMulInputs(), args, dynamic_shapes=(auto, auto, auto))
     unrecorded = find_unrecorded_names(ep)
     with pytest.warns(TorchExportNamesWarning, match=re.escape("argument 'inf' is renamed 'inf_1'")):
         assert legalize_node_names(ep) == 1
     assert find_illegal_names(ep) == []
     assert list(ep.graph_signature.user_inputs) == ["x", "inf_1", "mul"]
     assert forward_arg_names(ep, ep.module_call_graph[0]) == ["x", "inf_1", "mul"]
+    if hasattr(ep, "_guards_code"):  # where this torch keeps the guards ep.module() checks
+        assert any("L['inf_1']" in g for g in ep._guards_code), ep._guards_code
+        assert not any("L['inf']" in g for g in ep._guards_code), ep._guards_code
     assert find_unrecorded_names(ep) == [n for n in unrecorded if n != "inf"]  # recording is repair's
     assert _computes_what_eager_does(ep, expected, *args)
 
