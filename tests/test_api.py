@@ -148,3 +148,31 @@ def test_is_affected_exports_a_small_model_once_per_process(monkeypatch):
         is_affected.cache_clear()
     assert answers[1:] == answers[:1] * 2
     assert exported == ["_ProbeModel"]
+
+
+def _written_signature(func) -> str:
+    """``func``'s signature as the README's API table writes it: no annotations but the return's."""
+    sig = inspect.signature(func)
+    parts, star = [], False
+    for p in sig.parameters.values():
+        if p.kind is p.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        parts.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}")
+    return f"({', '.join(parts)})"
+
+
+def test_the_readme_api_table_gives_each_functions_signature():
+    import re
+
+    table = _readme().split("### API", 1)[1].split("\n\n", 2)[1]
+    written = re.findall(
+        r"`(\w+)(\([^`]*\))(?: -> ([^`]+))?`", "\n".join(r.split("|")[1] for r in table.splitlines()[2:])
+    )
+    functions = [(n, p, r) for n, p, r in written if not inspect.isclass(getattr(torch_export_names, n))]
+    assert len(functions) >= 10, written
+    for name, params, returns in functions:
+        func = getattr(torch_export_names, name)
+        assert params == _written_signature(func), name
+        if returns:
+            assert returns == inspect.signature(func).return_annotation, name
