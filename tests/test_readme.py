@@ -44,6 +44,12 @@ def _normalized(text: str) -> str:
     return " ".join(text.split())
 
 
+def test_every_file_the_readme_links_to_exists():
+    links = [t for t in re.findall(r"\]\(([^)#]+)\)", README) if "://" not in t]
+    assert links, "found no link in the README: the pattern is out of date"
+    assert [t for t in links if not (ROOT / t).is_file()] == []
+
+
 # --- the supported releases: README, scripts/matrix.sh, patches/, docs/compatibility.md, CI -------
 
 
@@ -299,6 +305,10 @@ CLAIMS = [
         "imports neither torch nor this package while the variable is unset",
         "tests/test_zero_code_change.py::test_without_env_var_startup_imports_neither_torch_nor_the_package",
     ),
+    (
+        "Details: [docs/reference.md](docs/reference.md).",
+        "tests/test_readme.py::test_every_file_the_readme_links_to_exists",
+    ),
     # the hook
     (
         "**The hook** wraps `ExportedProgram.__init__`",
@@ -339,6 +349,18 @@ CLAIMS = [
         "tests/test_hook.py::test_failing_repair_raises_after_install_strict",
     ),
     # the API table
+    (
+        "### API (all importable from `torch_export_names`)",
+        "tests/test_api.py::test_every_name_in_the_readme_api_table_is_exported",
+    ),
+    (
+        "### API (all importable from `torch_export_names`)",
+        "tests/test_api.py::test_the_readme_api_table_gives_each_functions_signature",
+    ),
+    (
+        "`from torch_export_names.executorch import ConstantAwareQnnPartitioner`",
+        "tests/test_api.py::test_every_package_attribute_the_readme_uses_resolves_as_written",
+    ),
     (
         "Records every node name of every graph (nested ones included) in its name space",
         "tests/test_reserve_node_names.py::test_unrecorded_names_are_qualified_with_the_submodule_path",
