@@ -3,10 +3,19 @@
 import importlib
 import importlib.util
 import inspect
+import math
 import subprocess
 import sys
+import warnings
+
+import pytest
+import torch
+from torch._higher_order_ops.while_loop import while_loop
 
 import torch_export_names
+from torch_export_names import RepairReport, find_illegal_names, find_unrecorded_names, repair
+
+from models import MulInput
 
 
 def test_root_names_are_the_functions_not_their_modules():
@@ -83,3 +92,87 @@ def test_every_name_in_the_readme_api_table_is_exported():
     table = _readme().split("### API", 1)[1].split("\n\n", 2)[1]
     names = {n for row in table.splitlines()[2:] for n in re.findall(r"`(\w+)[(`]", row.split("|")[1])}
     assert names and names <= set(torch_export_names.__all__), names - set(torch_export_names.__all__)
+
+
+class WhileInfOperand(torch.nn.Module):
+    """torch leaves ``it`` and ``inf`` unrecorded, ``inf`` illegal, and the loop's four subgraph
+    placeholders as ``arg0_1``, ``arg1_1``: work for each part of ``repair``."""
+
+    def forward(self, it, inf):
+        return while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, v * math.inf - 1), (it, inf))
+
+
+def _subgraph_placeholder_names(ep) -> list[str]:
+    return [
+        n.name for _, m in ep.graph_module.named_children() for n in m.graph.nodes if n.op == "placeholder"
+    ]
+
+
+def test_repair_reports_the_names_it_recorded_renamed_and_legalized():
+    ep = torch.export.export(WhileInfOperand(), (torch.tensor(0), torch.randn(3)))
+    unrecorded = find_unrecorded_names(ep)
+    illegal_nodes = [n for n in find_illegal_names(ep) if not n.startswith("<forward")]
+    before = _subgraph_placeholder_names(ep)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch_export_names.TorchExportNamesWarning)  # inf -> inf_1
+        report = repair(ep)
+    renamed = sum(a != b for a, b in zip(before, _subgraph_placeholder_names(ep)))
+    assert isinstance(report, RepairReport) and report._fields == ("recorded", "renamed", "legalized")
+    assert report == (len(unrecorded), renamed, len(illegal_nodes))
+    assert report.recorded > 0 and report.renamed > 0 and report.legalized > 0  # each part did work
+
+
+@pytest.mark.parametrize("kind", ["exported_program", "graph_module", "graph"])
+def test_repair_accepts_a_program_a_graph_module_or_a_graph(kind):
+    ep = torch.export.export(MulInput(), (torch.ones(2),))
+    assert find_unrecorded_names(ep) or not torch_export_names.is_affected()
+    repair({"exported_program": ep, "graph_module": ep.graph_module, "graph": ep.graph}[kind])
+    assert find_unrecorded_names(ep) == []
+
+
+def test_is_affected_exports_a_small_model_once_per_process(monkeypatch):
+    from torch_export_names._detect import is_affected
+
+    exported = []
+    real_export = torch.export.export
+
+    def counting_export(model, *args, **kwargs):
+        exported.append(type(model).__name__)
+        return real_export(model, *args, **kwargs)
+
+    monkeypatch.setattr(torch.export, "export", counting_export)
+    is_affected.cache_clear()
+    try:
+        answers = [is_affected() for _ in range(3)]
+    finally:
+        is_affected.cache_clear()
+    assert answers[1:] == answers[:1] * 2
+    assert exported == ["_ProbeModel"]
+
+
+def _written_signature(func) -> str:
+    """``func``'s signature as the README's API table writes it: no annotations but the return's."""
+    sig = inspect.signature(func)
+    parts, star = [], False
+    for p in sig.parameters.values():
+        if p.kind is p.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        parts.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}")
+    return f"({', '.join(parts)})"
+
+
+def test_the_readme_api_table_gives_each_functions_signature():
+    import re
+
+    table = _readme().split("### API", 1)[1].split("\n\n", 2)[1]
+    written = re.findall(
+        r"`(\w+)(\([^`]*\))(?: -> ([^`]+))?`", "\n".join(r.split("|")[1] for r in table.splitlines()[2:])
+    )
+    functions = [(n, p, r) for n, p, r in written if not inspect.isclass(getattr(torch_export_names, n))]
+    assert len(functions) >= 10, written
+    for name, params, returns in functions:
+        func = getattr(torch_export_names, name)
+        assert params == _written_signature(func), name
+        if returns:
+            assert returns == inspect.signature(func).return_annotation, name

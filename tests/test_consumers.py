@@ -11,7 +11,7 @@ eager does. Each case checks that the colliding name is really a node of the
 export and that the consumer really did its work.
 
 Two neighbouring ExecuTorch bugs that are not naming ones are reproduced as
-strict xfails at the end.
+strict xfails at the end, then what the README says of the Samsung backend.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import inspect
+import pkgutil
 import re
 import typing
 from typing import Callable
@@ -422,3 +424,35 @@ def test_qualcomm_concat_observer_finds_observers_by_node_name():
     ]
     assert len(obs.input_observers) == len(called) == 2
     assert all(a is b for a, b in zip(obs.input_observers, called))
+
+
+# --- ExecuTorch's Samsung backend (1.5.1): the Samsung report runs as the qnn-roll case ------------
+
+samsung_backend_of_executorch_1_5_1 = pytest.mark.skipif(
+    not is_pinned("executorch"), reason="what the README says of ExecuTorch 1.5.1's Samsung backend"
+)
+
+
+@samsung_backend_of_executorch_1_5_1
+def test_samsung_backend_has_no_roll_decomposition():
+    passes = _import("executorch.backends.samsung._passes", "Samsung backend")
+    classes = {
+        name
+        for module in pkgutil.iter_modules(passes.__path__)
+        for name, obj in vars(importlib.import_module(f"{passes.__name__}.{module.name}")).items()
+        if inspect.isclass(obj)
+    }
+    assert classes, "found no pass of the Samsung backend: the check is out of date"
+    assert [c for c in classes if "roll" in c.lower()] == []
+
+
+@samsung_backend_of_executorch_1_5_1
+def test_samsung_partitioner_needs_the_samsung_sdk():
+    with pytest.raises(ImportError, match="executorch.backends.samsung.python"):
+        importlib.import_module("executorch.backends.samsung.partition.enn_partitioner")
+
+
+def test_each_consumer_family_the_readme_names_has_a_case():
+    """README: docs/exposure.md lists the consumers the tests cover (exir, devtools, Cadence, Arm, NXP)."""
+    families = {c.id.split("-", 1)[0] for c in CONSUMERS}
+    assert {"exir", "devtools", "cadence", "arm", "nxp"} <= families, families

@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import import_or_skip, lint_all
+from helpers import import_or_skip, is_pinned, lint_all
 
 import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
 
@@ -114,6 +114,15 @@ class KVCacheThroughSplit(KVCache):
         for block, value in zip(self.cache.split(2), new.split(2)):
             block.copy_(value.detach())  # a cache holds values, not autograd history
         return x * 3 * (new * 2 + 1)
+
+
+class KVCacheReadOnTheCpu(KVCache):
+    """The cache update's result, which is also the buffer's mutation output, read by the CPU add."""
+
+    def forward(self, x):
+        new = F.linear(self.cache, self.w)
+        self.cache.copy_(new)
+        return x * 3 * (new + 1)
 
 
 class ConstantRmsNormPartition(torch.nn.Module):
@@ -228,6 +237,31 @@ def test_kv_cache_updated_through_split_views_stays_delegated_and_whole():
     (update,) = [n for n in delegated if op_name(n) == LINEAR]  # kept whole, on HTP
     assert reads_input(update, "b_cache")
     assert not {LINEAR, "aten.mm.default"} & set(names(top_level_nodes(program)))
+
+
+# ExecuTorch 1.5.1 limitations the README lists under Known issues, reproduced with either partitioner.
+known_issue_of_executorch_1_5_1 = pytest.mark.skipif(
+    not is_pinned("executorch"), reason="a known issue of ExecuTorch 1.5.1 (constraints.txt), not this one"
+)
+BOTH_PARTITIONERS = pytest.mark.parametrize(
+    "partitioner", [QnnPartitioner, ConstantAwareQnnPartitioner], ids=["QnnPartitioner", "adapter"]
+)
+
+
+@known_issue_of_executorch_1_5_1
+@BOTH_PARTITIONERS
+def test_kv_cache_written_back_through_split_views_on_the_cpu_is_refused_by_htp(partitioner):
+    """With the add, and so the write-back scatter, on the CPU, the update's partition reads the
+    cache as a static tensor: HTP refuses it, whichever partitioner."""
+    with pytest.raises(AssertionError, match=HTP_REFUSES):
+        lower(KVCacheThroughSplit(), partitioner, **FORCE_ADD_ON_CPU)
+
+
+@known_issue_of_executorch_1_5_1
+@BOTH_PARTITIONERS
+def test_mutated_buffer_output_read_by_a_cpu_op_does_not_lower(partitioner):
+    with pytest.raises(Exception, match="Tried to erase Node getitem_1 but it still had 1 users"):
+        lower(KVCacheReadOnTheCpu(), partitioner, **FORCE_ADD_ON_CPU)
 
 
 def test_kept_whole_op_left_on_cpu_is_still_reported():

@@ -287,6 +287,35 @@ def test_pass_runs_and_lints_with_hook(case):
         torch.testing.assert_close(ep.module()(*args), model(*args))
 
 
+def _pass_case(name: str) -> PassCase:
+    return next(c for c in PASS_CASES if c.pass_name == name)
+
+
+def test_decompose_atan2_alone_leaves_an_eq_that_runs_only_after_lift_constant_scalar_operands():
+    case = _pass_case("DecomposeAtan2")
+    with torch_export_names.installed():
+        model, args, ep = _export_checked(case)
+        _run_pass(case.pass_name, ep)
+    lint_all(ep)
+    assert [n for n in ep.graph.nodes if n.target == aten.eq.Tensor and n.args[1] == 0.0]
+    with pytest.raises(RuntimeError, match="Expected a value of type 'Tensor' for argument 'other'"):
+        ep.module()(*args)
+    _run_pass("LiftConstantScalarOperands", ep)
+    torch.testing.assert_close(ep.module()(*args), model(*args))
+
+
+def test_decompose_wrap_with_autocast_runs_after_repair_but_drops_the_autocast_casts():
+    """An ExecuTorch issue, not a naming one: the region computes in float32, eager in bfloat16."""
+    case = _pass_case("DecomposeWrapWithAutocast")
+    with torch_export_names.installed():
+        model, args, ep = _export_checked(case)
+        _run_pass(case.pass_name, ep)
+    lint_all(ep)
+    assert not any(map(case.acts_on, _nodes(ep)))
+    assert model(*args).dtype == torch.bfloat16
+    assert ep.module()(*args).dtype == torch.float32
+
+
 def _hadamard_candidates(gm):
     p = qnn_passes.RecomposeHadamard()
     return [n for n in gm.graph.nodes if p._is_hadamard_transform(gm, n)]

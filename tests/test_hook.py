@@ -2,9 +2,11 @@
 
 import io
 import logging
+import math
 import random
 import re
 import threading
+import warnings
 
 import pytest
 import torch
@@ -262,6 +264,42 @@ def test_suspended_exports_are_as_torch_returns_them():
     assert _collides(ep)
 
 
+def test_suspended_in_one_thread_leaves_the_other_threads_exports_repaired():
+    from torch_export_names.hook import suspended
+
+    inside, leave = threading.Event(), threading.Event()
+
+    def hold_suspended():
+        with suspended():
+            inside.set()
+            leave.wait(60)
+
+    with installed():
+        t = threading.Thread(target=hold_suspended)
+        t.start()
+        try:
+            assert inside.wait(60)
+            ep = early_export(CollidingInputs(), ARGS)  # this thread is not suspended
+        finally:
+            leave.set()
+            t.join(60)
+    assert find_unrecorded_names(ep) == []
+    assert not _collides(ep)
+
+
+def test_status_says_who_asked_for_the_hook():
+    from torch_export_names.hook import status
+
+    assert tuple(status()) == (False, ())
+    install()
+    with installed():
+        assert tuple(status()) == (True, ("install()", "installed() block"))
+    uninstall()
+    with installed():
+        assert tuple(status()) == (True, ("installed() block",))
+    assert tuple(status()) == (False, ())
+
+
 def test_is_affected_measures_stock_torch_with_the_hook_installed():
     from torch_export_names._detect import is_affected
 
@@ -335,6 +373,38 @@ def test_failing_repair_raises_with_strict(monkeypatch):
     _fail_midway(monkeypatch)
     with installed(strict=True), pytest.raises(RuntimeError, match="injected failure"):
         torch.export.export(CondT1Input(), (torch.randn(3, 3),))
+
+
+def test_failing_repair_raises_after_install_strict(monkeypatch):
+    _fail_midway(monkeypatch)
+    install(strict=True)
+    try:
+        with pytest.raises(RuntimeError, match="injected failure"):
+            torch.export.export(CondT1Input(), (torch.randn(3, 3),))
+    finally:
+        uninstall()
+
+
+class InfAndCondMulInput(torch.nn.Module):
+    """An illegal input (``inf``), unrecorded names and cond branches: every part of repair."""
+
+    def forward(self, x, inf, mul):
+        branches = (lambda a, b: a * b * 2 + math.inf, lambda a, b: a - b)
+        return torch.cond(x.sum() > 0, *branches, (x, mul)) + inf
+
+
+def test_the_hook_applies_repair():
+    """A program exported under the hook is the one ``repair`` makes of the stock export."""
+    args = (torch.randn(3), torch.randn(3), torch.randn(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch_export_names.TorchExportNamesWarning)  # inf -> inf_1
+        with installed():
+            hooked = torch.export.export(InfAndCondMulInput(), args)
+        repaired = torch.export.export(InfAndCondMulInput(), args)
+        assert find_unrecorded_names(repaired) or not torch_export_names.is_affected()
+        torch_export_names.repair(repaired)
+    assert _as_torch_returned_it(hooked) == _as_torch_returned_it(repaired)
+    assert hooked.graph_signature.user_inputs == repaired.graph_signature.user_inputs
 
 
 def test_logs_one_debug_line_per_repaired_program(caplog):

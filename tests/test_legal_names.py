@@ -10,6 +10,7 @@ directly, so a model whose argument is called ``inf`` exports a program whose
 import io
 import math
 import re
+import warnings
 
 import pytest
 import torch
@@ -20,9 +21,10 @@ from torch_export_names import (
     find_illegal_names,
     find_unrecorded_names,
     installed,
+    legalize_node_names,
     repair,
 )
-from torch_export_names._torch_compat import forward_arg_names
+from torch_export_names._torch_compat import forward_arg_names, module_legalizes_arg_names
 
 from helpers import lint_all, not_reproduced
 
@@ -110,6 +112,53 @@ def test_a_name_is_illegal_only_where_it_shadows_what_the_generated_code_reads()
     assert not _fx_namespace.is_legal("getattr") and not _fx_namespace.is_legal("my-input")
     assert _fx_namespace.is_legal("inf_1") and _fx_namespace.is_legal("input")
     assert _fx_namespace.is_legal("print")  # a builtin the generated code never reads
+
+
+def test_find_illegal_names_reports_shadowing_nodes_and_forward_arguments():
+    _, ep = eager_and_exported(WRONG_RESULTS["inf"], (X,), repaired=False)
+    # A torch whose ep.module() legalizes its own argument names (the upstream fix) has none to report.
+    forward = [] if module_legalizes_arg_names() else ["<forward>.inf"]
+    assert find_illegal_names(ep) == ["inf", *forward]
+    repair(ep)
+    assert find_illegal_names(ep) == []
+
+
+class InfAndMulInputs(torch.nn.Module):
+    """``inf`` shadows; ``mul`` makes torch rename the model's own mul and leave names unrecorded."""
+
+    def forward(self, x, inf, mul):
+        return x * mul * 2 + inf * math.inf
+
+
+def test_legalize_node_names_renames_only_what_shadows_and_the_signature_follows():
+    args = (X, X * 2, X - 1)
+    auto = {0: torch.export.Dim.AUTO}  # guards relating the inputs' sizes, which name them
+    expected = InfAndMulInputs()(*args)
+    ep = torch.export.export(InfAndMulInputs(), args, dynamic_shapes=(auto, auto, auto))
+    unrecorded = find_unrecorded_names(ep)
+    with pytest.warns(TorchExportNamesWarning, match=re.escape("argument 'inf' is renamed 'inf_1'")):
+        assert legalize_node_names(ep) == 1
+    assert find_illegal_names(ep) == []
+    assert list(ep.graph_signature.user_inputs) == ["x", "inf_1", "mul"]
+    assert forward_arg_names(ep, ep.module_call_graph[0]) == ["x", "inf_1", "mul"]
+    if hasattr(ep, "_guards_code"):  # where this torch keeps the guards ep.module() checks
+        assert any("L['inf_1']" in g for g in ep._guards_code), ep._guards_code
+        assert not any("L['inf']" in g for g in ep._guards_code), ep._guards_code
+    assert find_unrecorded_names(ep) == [n for n in unrecorded if n != "inf"]  # recording is repair's
+    assert _computes_what_eager_does(ep, expected, *args)
+
+
+def test_each_renamed_argument_warns_once():
+    model = model_with_inputs("inf", "x", "nan", body="inf * INF + x * nan")
+    ep = torch.export.export(model, (X, X, X))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        repair(ep)
+        repair(ep)
+        ep.module()(X, X, X)
+    ours = [str(w.message) for w in caught if issubclass(w.category, TorchExportNamesWarning)]
+    assert len(ours) == 2, ours
+    assert "argument 'inf' is renamed 'inf_1'" in ours[0] and "argument 'nan' is renamed 'nan_1'" in ours[1]
 
 
 # --- inside HOP subgraphs -----------------------------------------------------------------------

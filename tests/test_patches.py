@@ -415,6 +415,17 @@ def test_verify_refuses_a_torch_modified_otherwise_naming_the_file(tmp_path):
         verify(site=site)
 
 
+def test_cli_list_names_the_patch_of_every_release():
+    r = subprocess.run(
+        [sys.executable, "-m", "torch_export_names", "patch", "list"], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        f"patches in {store.data_dir()}:",
+        *(f"  torch {v}: torch-{v}.patch" for v in store.available()),
+    ]
+
+
 # --- the patch file itself -----------------------------------------------------
 
 

@@ -1,8 +1,11 @@
-"""What ships with the project: the licence, the install hints, no paths of one machine."""
+"""What ships with the project: the licence, the install hints, no paths of one machine, the
+requirements and pins the README states, and the wheel's contents."""
 
+import ast
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -75,20 +78,52 @@ def test_installing_the_package_never_replaces_the_installed_torch(tmp_path):
     assert "torch-export-names" in planned
 
 
-def test_the_wheel_has_one_version_and_ships_py_typed(tmp_path):
-    """setup.py reads the version from the package; the wheel marks the package as typed."""
-    import subprocess
-    import sys
-    import zipfile
+def _setup_keywords() -> dict:
+    """The literal keyword arguments of setup.py's ``setup(...)`` call."""
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setup")
+    return {
+        k.arg: ast.literal_eval(k.value)
+        for k in call.keywords
+        if isinstance(k.value, (ast.Constant, ast.List))
+    }
 
-    import torch_export_names
 
-    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+def test_python_requires_is_3_10_or_later():
+    assert _setup_keywords()["python_requires"] == ">=3.10"
+
+
+def test_install_requires_is_torch_2_4_or_later_and_nothing_else():
+    assert _setup_keywords()["install_requires"] == ["torch>=2.4"]
+
+
+def test_constraints_pin_the_tested_pair():
+    pins = dict(re.findall(r"^([\w-]+)==(\S+)$", (ROOT / "constraints.txt").read_text(), re.M))
+    assert (pins["torch"], pins["executorch"]) == ("2.13.0", "1.5.1")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(root)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)],
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("*.whl")
+    (built,) = out.glob("*.whl")
+    return built
+
+
+def test_the_wheel_has_one_version_and_ships_py_typed(wheel):
+    """setup.py reads the version from the package; the wheel marks the package as typed."""
+    import torch_export_names
+
     assert wheel.name.split("-")[1] == torch_export_names.__version__
     assert "torch_export_names/py.typed" in zipfile.ZipFile(wheel).namelist()
+
+
+def test_the_wheel_puts_the_pth_file_in_site_packages(wheel):
+    """``pip install .`` installs the wheel: its root is site-packages."""
+    from torch_export_names._bootstrap import pth_line
+
+    assert zipfile.ZipFile(wheel).read("torch_export_names.pth").decode() == pth_line()

@@ -1,18 +1,22 @@
 """propagate_subgraph_names: HOP subgraph placeholders take their operands' names."""
 
+import math
 import re
 import warnings
 
 import expecttest
+import pytest
 import torch
 from torch._higher_order_ops.while_loop import while_loop
 
 from torch_export_names import (
     TorchExportNamesWarning,
+    find_illegal_names,
     find_unrecorded_names,
     propagate_subgraph_names,
     repair,
 )
+from torch_export_names._hops import hop_name
 
 from helpers import (
     add_named_node,
@@ -23,6 +27,7 @@ from helpers import (
     require_default_placeholder_names,
     submodule,
 )
+from models import CondMulInput
 
 
 def describe(gm: torch.fx.GraphModule) -> str:
@@ -207,3 +212,58 @@ output output = output(add_1, mul)""",
         with self.assertWarnsRegex(TorchExportNamesWarning, "while_loop node 'while_loop' has 1 operands"):
             self.assertEqual(propagate_subgraph_names(ep), 0)
         self.assertEqual([n.name for n in body.graph.nodes], before)
+
+
+class MapMulInput(torch.nn.Module):
+    def forward(self, xs, mul):
+        from torch._higher_order_ops.map import map as hop_map
+
+        return hop_map(lambda x, y: x * y + 1, xs, mul)
+
+
+class NoGradMulInput(torch.nn.Module):
+    def forward(self, mul):
+        with torch.no_grad():
+            y = mul * 2
+        return y + 1
+
+
+# torch names these subgraphs' placeholders after their operands at export; a program a pass
+# builds may not (the test renames them as such a pass would leave them).
+NAMED_BY_TORCH = {
+    "cond": (CondMulInput, (torch.randn(3), torch.randn(3))),
+    "map_impl": (MapMulInput, (torch.randn(2, 3), torch.randn(3))),
+    "wrap_with_set_grad_enabled": (NoGradMulInput, (torch.randn(3),)),
+}
+
+
+@pytest.mark.parametrize("hop", NAMED_BY_TORCH)
+def test_cond_map_and_set_grad_placeholders_take_their_operands_names(hop):
+    model, args = NAMED_BY_TORCH[hop]
+    ep = torch.export.export(model(), args)
+    expected = model()(*args)
+    subgraphs = [submodule(ep, n.target) for n in ep.graph.nodes if n.op == "get_attr"]
+    named = [[n.name for n in gm.graph.nodes if n.op == "placeholder"] for gm in subgraphs]
+    assert subgraphs and any(hop_name(n) == hop for n in ep.graph.nodes if n.op == "call_function")
+    for gm in subgraphs:
+        for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder"):
+            n.name = n.target = f"arg{i}_1"
+        gm.recompile()
+    assert propagate_subgraph_names(ep) == sum(map(len, named))
+    assert [[n.name for n in gm.graph.nodes if n.op == "placeholder"] for gm in subgraphs] == named
+    torch.testing.assert_close(ep.module()(*args), expected)
+
+
+class WhileInfOperand(torch.nn.Module):
+    def forward(self, it, inf):
+        return while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, v * math.inf - 1), (it, inf))
+
+
+def test_propagate_subgraph_names_records_names_and_leaves_names_that_shadow():
+    ep = export(WhileInfOperand(), torch.tensor(0), torch.randn(3))
+    assert "inf" in find_illegal_names(ep)
+    illegal = find_illegal_names(ep)
+    propagate_subgraph_names(ep)
+    assert find_unrecorded_names(ep) == []
+    assert find_illegal_names(ep) == illegal
+    assert list(ep.graph_signature.user_inputs) == ["it", "inf"]

@@ -24,10 +24,16 @@ import operator
 import pytest
 import torch
 
-from torch_export_names import _codegen_rule, _fx_namespace, find_illegal_names, repair
+from torch_export_names import (
+    TorchExportNamesWarning,
+    _codegen_rule,
+    _fx_namespace,
+    find_illegal_names,
+    repair,
+)
 from torch_export_names._torch_compat import forward_arg_names
 
-from helpers import lint_all
+from helpers import lint_all, torch_release
 
 
 def _illegal_names() -> list[str]:
@@ -102,8 +108,35 @@ RENAMED = [n for n in _illegal_names() if _codegen_rule.shadows(n)]
 
 
 def test_the_rule_keeps_most_builtins_and_renames_what_the_code_reads():
-    assert "input" in KEPT and "type" in KEPT and "NoneType" in KEPT
+    assert "input" in KEPT and "type" in KEPT and "len" in KEPT and "NoneType" in KEPT
     assert {"inf", "nan", "device", "torch", "pytree", "fx_pytree", "getattr", "self"} <= set(RENAMED)
+
+
+@pytest.mark.skipif(torch_release() != (2, 13), reason="the README lists torch 2.13's names")
+def test_on_torch_2_13_the_generated_code_writes_the_globals_the_readme_lists():
+    written = _codegen_rule.codegen_names() - set(keyword.kwlist) - {"__debug__"}
+    readme = {"torch", "inf", "nan", "device", "pytree", "fx_pytree", "getattr", "slice", "Ellipsis", "self"}
+    assert written == readme
+
+
+def test_keywords_debug_and_names_that_are_not_identifiers_are_renamed():
+    for name in [*keyword.kwlist, "__debug__", "my-input", "2x"]:
+        assert _codegen_rule.shadows(name), name
+
+
+class SliceInput(torch.nn.Module):
+    def forward(self, slice):
+        return slice * 2
+
+
+def test_a_generated_code_global_is_renamed_even_where_the_program_never_reads_it():
+    x = torch.randn(3)
+    ep = torch.export.export(SliceInput(), (x,))
+    torch.testing.assert_close(ep.module()(x), x * 2)  # stock torch runs it: nothing reads slice
+    with pytest.warns(TorchExportNamesWarning, match="argument 'slice' is renamed 'slice_1'"):
+        repair(ep)
+    assert list(inspect.signature(ep.module().forward).parameters) == ["slice_1"]
+    torch.testing.assert_close(ep.module()(x), x * 2)
 
 
 def _names(ep) -> list[list[str]]:

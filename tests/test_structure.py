@@ -1,5 +1,6 @@
 """The package's shape: no import cycle (counting imports inside functions too) and no
-oversized module, in the package and in the benchmarks."""
+oversized module, in the package and in the benchmarks; in the package, torch's version is
+only reported (support is detected by feature) and every warning is a TorchExportNamesWarning."""
 
 import ast
 from pathlib import Path
@@ -90,3 +91,66 @@ def test_the_check_finds_a_cycle():
 def test_no_package_module_over_the_size_limit(path):
     lines = len(path.read_text().splitlines())
     assert lines <= MAX_LINES, f"{path.relative_to(ROOT)}: {lines} lines (limit {MAX_LINES}): split it by job"
+
+
+def _package_trees() -> list[tuple[str, ast.Module]]:
+    paths = sorted(_modules("torch_export_names").values())
+    return [(str(p.relative_to(ROOT)), ast.parse(p.read_text())) for p in paths]
+
+
+def _is_torch_version(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "__version__"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "torch"
+    )
+
+
+def _reported(tree: ast.Module) -> set[int]:
+    """The expressions of ``tree`` that only report a value: in an f-string or as a dict value
+    (a report), or the argument of ``release_of`` (which picks the patch file of a release)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FormattedValue):
+            found.add(id(node.value))
+        elif isinstance(node, ast.Dict):
+            found.update(id(v) for v in node.values)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "release_of":
+            found.update(id(a) for a in node.args)
+    return found
+
+
+def test_the_torch_version_is_reported_never_branched_on():
+    """The README: every supported torch is detected by feature, not by version."""
+    misused = []
+    for path, tree in _package_trees():
+        reported = _reported(tree)
+        misused += [
+            f"{path}:{n.lineno}" for n in ast.walk(tree) if _is_torch_version(n) and id(n) not in reported
+        ]
+    assert misused == []
+
+
+def _warning_categories(tree: ast.Module) -> list[tuple[int, str | None]]:
+    """``(line, category name)`` of each ``warnings.warn(...)`` call in ``tree``."""
+    found = []
+    for node in ast.walk(tree):
+        func = node.func if isinstance(node, ast.Call) else None
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "warn"
+            and getattr(func.value, "id", "") == "warnings"
+        ):
+            category = node.args[1] if len(node.args) > 1 else None
+            category = category or next((k.value for k in node.keywords if k.arg == "category"), None)
+            found.append((node.lineno, getattr(category, "id", None)))
+    return found
+
+
+def test_every_warning_the_package_emits_is_a_torch_export_names_warning():
+    calls = [
+        (path, line, name) for path, tree in _package_trees() for line, name in _warning_categories(tree)
+    ]
+    assert calls, "found no warnings.warn call: the check is out of date"
+    assert [c for c in calls if c[2] != "TorchExportNamesWarning"] == []

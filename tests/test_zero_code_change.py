@@ -210,6 +210,18 @@ def test_env_var_installs_the_hook(user_script):
 
 
 @needs_pth
+def test_run_covers_the_python_subprocesses_of_the_program(user_script):
+    """run sets TORCH_EXPORT_NAMES=1; the .pth file installs the hook in each child Python."""
+    (user_script / "parent.py").write_text(
+        "import subprocess, sys\n"
+        "sys.exit(subprocess.run([sys.executable, 'user_model.py', 'child']).returncode)\n"
+    )
+    r = _python("-m", "torch_export_names", "run", "parent.py", cwd=user_script)
+    assert r.returncode == 0, r.stderr
+    assert "linted ['child']" in r.stdout
+
+
+@needs_pth
 @pytest.mark.parametrize("value,active", [("false", False), ("off", False), ("TRUE", True), ("bogus", False)])
 def test_env_var_through_the_pth_file(tmp_path, value, active):
     r = _python("-c", STATUS, cwd=tmp_path, env=_env(**{ENV_VAR: value}))
