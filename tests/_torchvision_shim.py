@@ -75,3 +75,19 @@ def import_torchvision_if_installed() -> None:
 
     if importlib.util.find_spec("torchvision") is not None:
         import_torchvision()
+
+
+def shim_python_subprocesses(directory, monkeypatch) -> None:
+    """Make an installed torchvision importable in the Python subprocesses a test starts too
+    (benchmarks.instructions runs its models in a child under callgrind): a ``sitecustomize``
+    in ``directory``, put first on ``PYTHONPATH`` with tests/, runs
+    ``import_torchvision_if_installed`` at the child's start-up."""
+    import os
+    from pathlib import Path
+
+    (Path(directory) / "sitecustomize.py").write_text(
+        "import _torchvision_shim\n_torchvision_shim.import_torchvision_if_installed()\n"
+    )
+    here = str(Path(__file__).resolve().parent)
+    rest = os.environ.get("PYTHONPATH", "")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(directory), here, rest) if p))

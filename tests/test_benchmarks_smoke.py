@@ -17,6 +17,7 @@ from benchmarks.lowering import parse_args
 from benchmarks.pipelines import hook
 from torch_export_names import find_unrecorded_names, repair
 
+import _torchvision_shim
 from helpers import import_or_skip, not_reproduced
 
 # Select them alone with -m benchmark_smoke, leave them out with -m 'not benchmark_smoke'.
@@ -210,6 +211,7 @@ def test_llama_size_record_and_report_are_well_formed(tmp_path):
 @pytest.mark.slow
 def test_hf_benchmark_measures_a_two_layer_model():
     pytest.importorskip("transformers", reason="benchmarks/hf.py needs the bench extra (transformers)")
+    _torchvision_shim.import_torchvision_if_installed()  # transformers imports it if installed
     from benchmarks import hf
 
     row = hf.measure("Qwen3 0.6B", full=False, reps=3, lowering_reps=0, layers=2)
@@ -431,9 +433,12 @@ def test_instruction_counts_of_a_one_layer_program_under_callgrind():
 
 
 @pytest.mark.slow
-def test_instruction_counts_of_a_two_layer_hugging_face_model_under_callgrind():
+def test_instruction_counts_of_a_two_layer_hugging_face_model_under_callgrind(tmp_path, monkeypatch):
     """An architecture from benchmarks.hf, exported in the child as benchmarks.hf exports it."""
     pytest.importorskip("transformers", reason="benchmarks/hf.py needs the bench extra (transformers)")
+    # transformers imports torchvision whenever it is installed; CI's cannot load beside the CPU
+    # torch without the shim (tests/_torchvision_shim.py), in the child as here.
+    _torchvision_shim.shim_python_subprocesses(tmp_path, monkeypatch)
     # Two models: the second one's counts came out as -9.2e18 when one child built each model
     # between CALLGRIND_STOP/START_INSTRUMENTATION.
     result = instructions.measure([], [], hf_models=["Qwen3 0.6B", "Llama 3.2 1B"], hf_layers=2, reps=1)
