@@ -131,6 +131,8 @@ class InfAndMulInputs(torch.nn.Module):
 
 
 def test_legalize_node_names_renames_only_what_shadows_and_the_signature_follows():
+    if not hasattr(torch.export.Dim, "AUTO"):
+        pytest.skip(f"torch {torch.__version__} has no Dim.AUTO (the guards that name the inputs)")
     args = (X, X * 2, X - 1)
     auto = {0: torch.export.Dim.AUTO}  # guards relating the inputs' sizes, which name them
     expected = InfAndMulInputs()(*args)
