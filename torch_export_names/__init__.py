@@ -7,7 +7,10 @@ restores the invariant on an exported program; ``install`` applies it to
 every program torch hands out.
 
 Importing this package does not import torch; the names below load their
-module on first use.
+module on first use. It does put the code-generator guard (``codegen_guard``)
+on torch.fx as soon as torch.fx is imported, so that no parameter of the code
+fx generates (an input called ``inf``, ``device``, ...) shadows a global of
+that code, in any program, repaired or not, hook on or off.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ __all__ = sorted(_EXPORTS)
 
 # Submodules reachable as attributes without an import of their own
 # (``torch_export_names.audit.audited()``, ``torch_export_names.hook.status()``); loaded on first use.
-_SUBMODULES = ("audit", "hook")
+_SUBMODULES = ("audit", "codegen_guard", "hook")
 
 
 def __getattr__(name: str):
@@ -56,6 +59,10 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
+
+from . import codegen_guard  # noqa: E402 - imports nothing of torch
+
+codegen_guard.activate()
 
 if TYPE_CHECKING:
     from ._detect import is_affected

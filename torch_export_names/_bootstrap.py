@@ -7,10 +7,9 @@ Importing this module does not import torch.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
 import os
-import sys
+
+from ._after_import import after_import
 
 ENV_VAR = "TORCH_EXPORT_NAMES"
 _TARGET = "torch.export.exported_program"
@@ -60,35 +59,14 @@ def enabled(environ=os.environ) -> bool:
     return False
 
 
-class _InstallAfterImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; wraps the real loader of ``_TARGET`` to install after it runs."""
+def _install() -> None:
+    from .hook import _install_for
 
-    def find_spec(self, fullname, path, target=None):
-        if fullname != _TARGET:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        exec_module = spec.loader.exec_module
-
-        def exec_then_install(module):
-            exec_module(module)
-            from .hook import _install_for
-
-            _install_for(ENV_VAR)
-
-        spec.loader.exec_module = exec_then_install
-        return spec
+    _install_for(ENV_VAR)
 
 
 def activate() -> None:
-    if _TARGET in sys.modules:
-        from .hook import _install_for
-
-        _install_for(ENV_VAR)
-    elif not any(isinstance(f, _InstallAfterImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _InstallAfterImport())
+    after_import(_TARGET, _install)
 
 
 if enabled():

@@ -1,19 +1,21 @@
-"""The legality rule: which node and argument names change what fx's generated code means.
+"""What fx's code generator writes besides node names, and which names can be its parameters.
 
-A placeholder becomes a parameter of the ``forward`` torch.fx generates, named after its
-target, and every node a local of it: a name that is a global that code reads (``inf``,
-``nan``, ``device``, ``torch``, ``pytree``, ``getattr``, ...), its parameter ``self``, a keyword,
-``__debug__`` or not an identifier changes what the code computes or makes it invalid.
-``codegen_names`` reads those names from torch.fx's code generator itself (its output for a
-probe graph, parsed with ``symtable``), so the rule follows whatever torch is installed; it
-uses torch.fx's private code-generator classes (``_PyTreeCodeGen``, ``_PyTreeInfo``) for that
-probe and nothing of a graph's name space (that is ``_fx_namespace``). Every other name,
-builtins such as ``input`` included, is kept as torch named it.
+A placeholder becomes a parameter of the ``forward`` torch.fx generates, named after its target.
+Python refuses some names there (keywords, ``__debug__``, names that are not identifiers) and
+the generator writes ``self`` itself: ``can_be_parameter`` is false for those, and they are the
+only names ``repair`` changes. Every other name, ``inf``, ``device`` and ``input`` included, is
+kept as torch named it; that a parameter then shadows a global of the generated code is the code
+generator's to prevent (``codegen_guard``). ``codegen_names`` reads the names fx's generated
+code uses from torch.fx's code generator itself (its output for a probe graph, parsed with
+``symtable``), so both follow whatever torch is installed; the probe uses torch.fx's private
+code-generator classes (``_PyTreeCodeGen``, ``_PyTreeInfo``) and nothing of a graph's name space
+(that is ``_fx_namespace``).
 """
 
 from __future__ import annotations
 
 import builtins
+import functools
 import keyword
 import math
 import operator
@@ -24,7 +26,7 @@ import torch.fx
 
 from ._warnings import PrivateStateMissing
 
-__all__ = ["candidates", "codegen_names", "is_legal", "shadows"]
+__all__ = ["can_be_parameter", "candidates", "codegen_names", "codegen_params"]
 
 
 def _codegen_probe() -> torch.fx.Graph:
@@ -61,47 +63,45 @@ def _codegen_probe() -> torch.fx.Graph:
     return g
 
 
-_codegen_names_cache: frozenset[str] | None = None
+@functools.lru_cache(maxsize=None)
+def _probe() -> tuple[frozenset[str], frozenset[str]]:
+    """(globals, own parameters) of the ``forward`` fx generates for ``_codegen_probe()``,
+    read with ``symtable`` from torch's own code generator (the guard suspended)."""
+    try:
+        from .codegen_guard import suspended
+
+        graph = _codegen_probe()
+        with suspended():
+            code = graph.python_code(root_module="self")
+        table = symtable.symtable(code.src, "<torch.fx generated code>", "exec")
+        forward = next(t for t in table.get_children() if t.get_name() == "forward")
+        assert isinstance(forward, symtable.Function), type(forward)
+    except Exception as e:  # noqa: BLE001 - any failure means this torch's codegen is not known
+        raise PrivateStateMissing(
+            f"torch {torch.__version__}: cannot read the names of torch.fx's generated code "
+            f"({type(e).__name__}: {e})"
+        ) from e
+    own = {n.target for n in graph.nodes if n.op == "placeholder"}
+    return frozenset(forward.get_globals()), frozenset(set(forward.get_parameters()) - own)
 
 
 def codegen_names() -> frozenset[str]:
     """The names fx's generated code binds or reads besides the names of its nodes.
 
-    Read from torch.fx itself, once per process: the code generator's output
-    for ``_codegen_probe()`` is parsed with ``symtable``, and the result is
-    every global its ``forward`` reads when it runs (``torch``, ``inf``,
-    ``nan``, ``device``, ``fx_pytree``, ``pytree``, and the builtins the
-    generator writes out literally: ``getattr``, ``slice``, ``Ellipsis``),
-    every parameter that is not a placeholder's (``self``), and the Python
-    keywords. A placeholder becomes a parameter of that ``forward`` named after
-    its target, so one with any of these names either shadows what the code
-    means by it or makes the code invalid; so does a builtin name Python does
-    not let a parameter take (``__debug__``).
-
-    Not included, because a parameter of that name shadows nothing the code
-    reads: builtins the generated code never refers to (``input``, ``type``,
-    ``id``, ...), and ``_custom_builtins`` that only appear in annotations
-    (``NoneType``: Python evaluates a parameter's annotation where the function
-    is defined, and never evaluates a local variable's).
+    Read from torch.fx itself, once per process: every global the ``forward`` generated for
+    ``_codegen_probe()`` reads (``torch``, ``inf``, ``nan``, ``device``, ``fx_pytree``,
+    ``pytree``, and the builtins the generator writes out literally: ``getattr``, ``slice``,
+    ``Ellipsis``), every parameter that is not a placeholder's (``self``), and the Python
+    keywords. A parameter with one of these names can meet a use of the name in the body: the
+    code generator guard (``codegen_guard``) looks at such parameters.
     """
-    global _codegen_names_cache
-    if _codegen_names_cache is None:
-        try:
-            graph = _codegen_probe()
-            code = graph.python_code(root_module="self")
-            table = symtable.symtable(code.src, "<torch.fx generated code>", "exec")
-            forward = next(t for t in table.get_children() if t.get_name() == "forward")
-            assert isinstance(forward, symtable.Function), type(forward)
-        except Exception as e:  # noqa: BLE001 - any failure means this torch's codegen is not known
-            raise PrivateStateMissing(
-                f"torch {torch.__version__}: cannot read the names of torch.fx's generated code "
-                f"({type(e).__name__}: {e})"
-            ) from e
-        own = {n.target for n in graph.nodes if n.op == "placeholder"}
-        params = set(forward.get_parameters()) - own
-        unbindable = {n for n in builtins.__dict__ if n.isidentifier() and not _bindable(n)}
-        _codegen_names_cache = frozenset({*forward.get_globals(), *params, *keyword.kwlist, *unbindable})
-    return _codegen_names_cache
+    globals_, params = _probe()
+    return globals_ | params | frozenset(keyword.kwlist)
+
+
+def codegen_params() -> frozenset[str]:
+    """The parameters fx's code generator writes itself (``self``): no placeholder can take them."""
+    return _probe()[1]
 
 
 def _bindable(name: str) -> bool:
@@ -113,51 +113,24 @@ def _bindable(name: str) -> bool:
     return True
 
 
-def _calls_builtin(graph: torch.fx.Graph | None, name: str) -> bool:
-    """Whether ``graph`` calls the builtin ``name``: its generated code then reads the
-    global ``name`` (``add_global`` keeps a builtin's own name)."""
-    if graph is None:
-        return False
-    target = builtins.__dict__.get(name)
-    if target is None or not callable(target):
-        return False
-    find = getattr(graph, "find_nodes", None)
-    if find is not None:
-        try:
-            return bool(find(op="call_function", target=target))
-        except TypeError:  # an unhashable builtin cannot be in the index
-            pass
-    return any(n.op == "call_function" and n.target is target for n in graph.nodes)
+def can_be_parameter(name: str) -> bool:
+    """Whether ``name`` can be a parameter of the ``forward`` fx generates.
 
-
-def shadows(name: str, graph: torch.fx.Graph | None = None) -> bool:
-    """Whether a node or argument called ``name`` changes what ``graph``'s generated
-    code means, or makes it invalid.
-
-    True when ``name`` is not an identifier, is a keyword, or is one of
-    ``codegen_names()`` (a global fx's generated code reads, such as ``inf`` or
-    ``device``, or its parameter ``self``), or is a builtin that ``graph`` calls
-    (``add_global`` gives it its own name in the generated code). Every other
-    name, builtins such as ``input`` included, is kept as torch named it.
+    Not if it is not an identifier, is a keyword or ``__debug__`` (Python refuses them), or is a
+    parameter the generator writes itself (``self``): stock torch cannot generate code for such
+    a placeholder. Every other name can, ``inf``, ``device`` and ``input`` included: what a
+    parameter would shadow in the body is the code generator's to keep apart (``codegen_guard``).
     """
-    return (
-        not name.isidentifier()
-        or name in codegen_names()
-        or (name in builtins.__dict__ and _calls_builtin(graph, name))
-    )
-
-
-def is_legal(name: str, graph: torch.fx.Graph | None = None) -> bool:
-    """Whether ``name`` can name a node or argument of ``graph``: it shadows nothing."""
-    return not shadows(name, graph)
+    return name.isidentifier() and name not in candidates()
 
 
 _candidates_cache: frozenset[str] | None = None
 
 
 def candidates() -> frozenset[str]:
-    """Every identifier ``shadows`` can be true for (for one set test before the real one)."""
+    """Every identifier ``can_be_parameter`` is false for (keywords, ``__debug__``, ``self``)."""
     global _candidates_cache
     if _candidates_cache is None:
-        _candidates_cache = frozenset(codegen_names() | builtins.__dict__.keys())
+        unbindable = {n for n in builtins.__dict__ if n.isidentifier() and not _bindable(n)}
+        _candidates_cache = frozenset({*keyword.kwlist, *unbindable, *codegen_params()})
     return _candidates_cache

@@ -8,8 +8,8 @@ be deleted: ``find_unrecorded_names`` then returns ``[]`` on every export.
 Everything here reads or writes ``torch.fx.graph._Namespace``:
 ``_used_names`` (every name handed out), ``_obj_to_name`` (node -> name) and
 ``_base_count`` (next suffix per base name, which keeps ``create_name`` O(1)).
-Names are recorded and renamed here under the legality rule of ``_codegen_rule``
-(``shadows``). It also reads ``torch.fx.graph._illegal_names`` (every keyword and
+Names are recorded here, and renamed where they cannot be a parameter of fx's generated code
+(``_codegen_rule.can_be_parameter``). It also reads ``torch.fx.graph._illegal_names`` (every keyword and
 builtin as well), which ``create_name`` never hands out and this package uses
 only to draw new names.
 """
@@ -20,23 +20,26 @@ import builtins
 import contextlib
 import keyword
 import threading
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator
 
 import torch.fx
 
-from ._codegen_rule import candidates, codegen_names, is_legal, shadows
+from ._codegen_rule import can_be_parameter, candidates, codegen_names
 from ._warnings import PrivateStateMissing
 
 __all__ = [
     "PrivateStateMissing",
     "check",
-    "clobbered_placeholders",
-    "clobbering",
+    "fresh_in",
     "fresh_name",
+    "is_illegal",
+    "is_used",
     "illegal_names",
     "is_recorded",
-    "legal_names",
+    "name_of",
     "names_at_risk",
+    "namespace_restore",
+    "namespace_snapshot",
     "namespace_state",
     "placeholders",
     "record",
@@ -102,61 +105,12 @@ def illegal_names() -> dict:
     return _illegal_cache
 
 
-def clobbering(names: Sequence[str], params: Sequence[str] | None = None) -> set[int]:
-    """The positions in ``names`` (placeholder names, in graph order) whose local in fx's
-    generated code overwrites a later parameter; ``params`` are the placeholders' parameter
-    names (their targets), the names themselves if not given (an exported program's).
-
-    The code generator names each node's local through ``create_name``, which
-    refuses builtins: a placeholder ``input`` becomes ``input_1 = input``. If a
-    later parameter is called ``input_1``, that line overwrites it before it is
-    read (``forward(self, input, input_1)`` computes with ``input`` twice, on
-    stock torch too). This replays the generator's naming of the placeholders
-    (they come first in a graph).
-    """
-    params = names if params is None else params
-    later = {param: i for i, param in enumerate(params)}
-    space = torch.fx.graph._Namespace()
-    for name, entry in getattr(torch.fx.graph, "_custom_builtins", {}).items():
-        space.create_name(name, entry.obj)  # the globals the generator registers first
-    found = set()
-    for i, (name, param) in enumerate(zip(names, params)):
-        local = space.create_name(name, object())
-        if local != param and later.get(local, -1) > i:
-            found.add(i)
-    return found
-
-
-def clobbered_placeholders(graph: torch.fx.Graph) -> set[torch.fx.Node]:
-    """``graph``'s placeholders whose generated local overwrites a later parameter (``clobbering``)."""
-    phs = [n for n in placeholders(graph) if isinstance(n.target, str)]
-    if not any(n.name in builtins.__dict__ for n in phs):  # only a refused name gets another local
-        return set()
-    return {phs[i] for i in clobbering([n.name for n in phs], [str(n.target) for n in phs])}
-
-
 def check(graphs: Iterable[torch.fx.Graph]) -> None:
     """Raise PrivateStateMissing unless every graph has the state we use."""
     illegal_names()
     codegen_names()
     for g in graphs:
         _namespace(g)
-
-
-def legal_names(names: Sequence[str], graph: torch.fx.Graph | None = None) -> list[str]:
-    """``names`` with every one that shadows (in ``graph``'s code) replaced as ``create_name``
-    would replace it.
-
-    For a list of Python parameter names (an unlifted module's ``forward``):
-    legal names are kept, the others get a suffix that none of the kept names has.
-    """
-    space = torch.fx.graph._Namespace()
-    space._used_names.update(codegen_names())  # ``self`` too, which create_name would hand out
-    keep = [is_legal(name, graph) for name in names]
-    for name, kept in zip(names, keep):
-        if kept:
-            space._used_names.add(name)
-    return [name if kept else space.create_name(name, None) for name, kept in zip(names, keep)]
 
 
 def is_recorded(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
@@ -166,7 +120,8 @@ def is_recorded(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
 
 def names_at_risk(graph: torch.fx.Graph) -> tuple[list[str], list[str]]:
     """``(unrecorded, illegal)``: the names of ``graph``'s own nodes (not nested graphs)
-    that its name space does not know, and those that shadow (``shadows``).
+    that its name space does not know, and its placeholders that cannot be a parameter of the
+    generated code (``is_illegal``).
 
     One pass over the nodes, then set operations; the audit asks this before
     every node creation, and nearly always gets ``([], [])``.
@@ -176,7 +131,18 @@ def names_at_risk(graph: torch.fx.Graph) -> tuple[list[str], list[str]]:
     unrecorded = [] if used.issuperset(names) else [n for n in names if n not in used]
     if candidates().isdisjoint(names) and all(map(str.isidentifier, names)):
         return unrecorded, []
-    return unrecorded, [n for n in names if shadows(n, graph)]
+    return unrecorded, [n.name for n in placeholders(graph) if is_illegal(n)]
+
+
+def is_illegal(node: torch.fx.Node) -> bool:
+    """Whether ``node`` is a placeholder whose name or target cannot be a parameter of fx's
+    generated code (``can_be_parameter``). Other nodes become locals, which the code generator
+    names itself."""
+    if node.op != "placeholder":
+        return False
+    return not can_be_parameter(node.name) or (
+        isinstance(node.target, str) and not can_be_parameter(node.target)
+    )
 
 
 def reserve(graph: torch.fx.Graph, name: str) -> bool:
@@ -206,12 +172,12 @@ def record(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
 
 
 def fresh_name(graph: torch.fx.Graph, candidate: str) -> str:
-    """A name not used in ``graph`` that shadows nothing, derived from ``candidate``
-    as ``create_name`` derives it (``inf`` -> ``inf_1``, ``my-input`` -> ``my_input``);
+    """A name not used in ``graph`` that can be a parameter, derived from ``candidate``
+    as ``create_name`` derives it (``class`` -> ``class_1``, ``my-input`` -> ``my_input``);
     it is reserved."""
     ns = _namespace(graph)
     name = ns.create_name(candidate, None)
-    while shadows(name, graph):  # create_name hands out what it does not know: ``self``
+    while not can_be_parameter(name):  # create_name hands out what it does not know: ``self``
         name = ns.create_name(name, None)
     return name
 
@@ -262,32 +228,23 @@ def rename(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> None:
     record(graph, node)
 
 
-def record_all(
-    graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None, *, exported: bool = False
-) -> int:
+def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None) -> int:
     """``record`` every node of ``graph``; returns how many names were new.
 
-    Nodes whose name shadows (``shadows``: a global of fx's generated code,
-    a keyword, not an identifier) are appended to ``illegal`` if given, and
-    so are placeholders whose target shadows (the parameter of the generated
-    code is named after it). A name can only shadow if it was not handed out
-    by ``create_name``: it is then new to the name space or its node's
-    mapping is stale, or it is a placeholder's (user input names, fx's own
-    targets, a torch.fx that records names without checking them). Only those
-    are checked, and a shadowing name's node keeps its stale mapping until it
-    is renamed, so a later ``repair`` still finds it. ``exported``: the graph
-    is an exported program's, whose placeholders' targets are their names.
-    This is the loop the hook runs on every exported graph: one pass, the name
-    space looked up once, a name's suffix parsed only when it is new.
+    Placeholders that cannot be a parameter of fx's generated code (``is_illegal``) are
+    appended to ``illegal`` if given, and keep their stale mapping until they are renamed, so a
+    later ``repair`` still finds them. Only names new to the name space or with a stale mapping
+    are checked: a name ``create_name`` handed out is fine. This is the loop the hook runs on
+    every exported graph: one pass, the name space looked up once, a name's suffix parsed only
+    when it is new.
     """
     ns = _namespace(graph)
     used, obj_to_name, base_count = ns._used_names, ns._obj_to_name, ns._base_count
-    risky = candidates()
     new = 0
     for node in graph.nodes:
         name = node.name
         if obj_to_name.get(node) != name:
-            if (name in risky or not name.isidentifier()) and shadows(name, graph):
+            if node.op == "placeholder" and is_illegal(node):
                 if illegal is not None:
                     illegal.append(node)
             else:
@@ -301,31 +258,6 @@ def record_all(
             num = int(digits)
             if base_count.get(base, 0) < num:
                 base_count[base] = num
-    if illegal is not None and (not exported or not risky.isdisjoint(used)):
-        # A placeholder is a parameter of the generated code named after its *target*, which
-        # fx's own graphs keep as the user wrote it (``len``, named ``len_1``); a torch.fx that
-        # records names without checking them records a shadowing one; a builtin-named one
-        # (``input``) can clobber a later parameter. In an exported program targets are the
-        # names, and all of these need a name ``shadows`` can be true for: one set test.
-        phs = _indexed_placeholders(graph, ordered=False)  # graph order only if one is at risk
-        if phs is None:
-            phs = placeholders(graph)
-        maybe = [
-            node
-            for node in phs
-            if isinstance(node.target, str)
-            and (node.target in risky or node.name in risky or not node.target.isidentifier())
-        ]
-        if maybe:
-            clobbered = clobbered_placeholders(graph)
-            at_risk = {
-                node
-                for node in maybe
-                if shadows(str(node.target), graph) or shadows(node.name, graph) or node in clobbered
-            }
-            if at_risk:
-                seen = set(illegal)
-                illegal.extend(n for n in placeholders(graph) if n in at_risk and n not in seen)
     return new
 
 
@@ -349,3 +281,40 @@ def placeholders(graph: torch.fx.Graph) -> list[torch.fx.Node]:
     if found is not None:
         return found
     return [n for n in graph.nodes if n.op == "placeholder"]
+
+
+# --- the code generator's own name space (``codegen_guard``) ------------------------------------
+
+
+def namespace_snapshot(namespace) -> tuple[set, dict, dict]:
+    """Copies of a ``_Namespace``'s containers, for ``namespace_restore``."""
+    return namespace._used_names.copy(), namespace._obj_to_name.copy(), namespace._base_count.copy()
+
+
+def namespace_restore(namespace, state: tuple[set, dict, dict]) -> None:
+    """Put ``namespace`` back as ``namespace_snapshot`` saw it (into the same containers)."""
+    used, obj_to_name, base_count = state
+    for mine, saved in ((namespace._used_names, used), (namespace._obj_to_name, obj_to_name)):
+        mine.clear()
+        mine.update(saved)
+    namespace._base_count.clear()
+    namespace._base_count.update(base_count)
+
+
+def is_used(namespace, name: str) -> bool:
+    """Whether ``namespace`` has handed out ``name``."""
+    return name in namespace._used_names
+
+
+def name_of(namespace, obj: object) -> str | None:
+    """The name ``namespace`` gave ``obj``, if any."""
+    return namespace._obj_to_name.get(obj)
+
+
+def fresh_in(namespace, candidate: str) -> str:
+    """A name ``namespace`` has not handed out, derived from ``candidate`` as ``create_name``
+    derives one, and now taken; never one of fx's code generator's own names (``self``)."""
+    name = namespace.create_name(candidate, None)
+    while name in codegen_names():
+        name = namespace.create_name(name, None)
+    return name

@@ -17,7 +17,7 @@ import torch
 import torch.fx
 
 from . import _fx_namespace as _ns
-from ._codegen_rule import is_legal
+from ._codegen_rule import can_be_parameter
 from ._warnings import warn_once
 
 __all__ = ["HOP_SUBGRAPH_OPERANDS", "hop_name", "hop_nodes", "hop_subgraphs", "propagate"]
@@ -144,7 +144,7 @@ def _suffixed(graph: torch.fx.Graph, ph: torch.fx.Node, name: str, taken: set[st
 def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object], placeholders) -> int:
     graph = sub.graph
     wanted: dict[torch.fx.Node, str] = {
-        ph: op.name if is_legal(op.name, graph) else _ns.fresh_name(graph, op.name)
+        ph: op.name if can_be_parameter(op.name) else _ns.fresh_name(graph, op.name)
         for ph, op in zip(placeholders, operands)
         if isinstance(op, torch.fx.Node)
     }
@@ -159,12 +159,6 @@ def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object], place
         if name in final.values():  # the same operand passed twice: the later placeholder gets a suffix
             name = _suffixed(graph, ph, name, set(final.values()))
         final[ph] = name
-    # fx's generated local for a builtin-named placeholder (``iter`` -> ``iter_1 = iter``) must not
-    # be a later placeholder's parameter (an operand passed twice: ``iter``, ``iter_1``).
-    for i in _ns.clobbering([final.get(ph, ph.name) for ph in placeholders]):
-        ph = placeholders[i]
-        if ph in final:
-            final[ph] = _suffixed(graph, ph, final[ph], {n for p, n in final.items() if p is not ph})
     renamed = 0
     for ph, name in final.items():
         if ph.name != name:

@@ -22,6 +22,7 @@ import logging
 import threading
 from typing import Iterator, NamedTuple
 
+from . import codegen_guard
 from ._patching import Patch
 
 __all__ = ["HookStatus", "install", "installed", "is_installed", "status", "suspended", "uninstall"]
@@ -32,18 +33,21 @@ _lock = threading.RLock()
 _local = threading.local()  # .suspended: int, .strict: bool | None, .in_hook: bool
 
 # Guarded by _lock.
-_patches: list = []  # the _patching.Patch objects in place: __init__, and _guards_code if we put one
+_patches: list = []  # the _patching.Patch in place on ExportedProgram.__init__
 _explicit: list[str] = []  # how install() was asked for, in order ("install()", "run", ...)
 _blocks = 0  # installed() blocks open, all threads together
 _strict = False  # install(strict=...)
 
 
 class HookStatus(NamedTuple):
-    """Whether the hook is in place in this process, and who asked for it."""
+    """Whether the hook is in place in this process, who asked for it, and whether the
+    code-generator guard is (``codegen_guard``: put in place on import, by ``install()`` and
+    ``repair``)."""
 
     active: bool
     # "TORCH_EXPORT_NAMES", "torch-export-names run", "install()", "installed() block"
     sources: tuple[str, ...]
+    codegen_guard: bool = False
 
 
 def _exported_program_class():
@@ -60,40 +64,22 @@ def _effective_strict() -> bool:
 
 
 def _snapshot_program(ep):
-    """What of ``ep`` a repair may rename besides its nodes, for ``_restore_program``: the
-    names in its signatures, ``forward``'s argument names, its example inputs and guards."""
-    from . import _torch_compat as _compat
-
+    """The names in ``ep``'s signatures, which a repair renames with a placeholder it renames,
+    for ``_restore_program``."""
     sig = ep.graph_signature
     named = [s.arg for s in (*sig.input_specs, *sig.output_specs) if hasattr(s.arg, "name")]
     entries = [e for e in ep.module_call_graph if e.signature is not None]
     named += [a for e in entries for a in (*e.signature.inputs, *e.signature.outputs) if hasattr(a, "name")]
-    return (
-        [(a, a.name) for a in named],
-        [(s, s.target) for s in sig.output_specs],
-        [(e, _compat.forward_arg_names(ep, e), e.signature.in_spec) for e in entries],
-        ep.example_inputs,
-        getattr(ep, "_guards_code", None),
-    )
+    return [(a, a.name) for a in named], [(s, s.target) for s in sig.output_specs]
 
 
 def _restore_program(ep, snap) -> None:
     """Put back what ``_snapshot_program`` saw."""
-    from . import _torch_compat as _compat
-
-    args, outputs, calls, example_inputs, guards = snap
+    args, outputs = snap
     for arg, name in args:
         arg.name = name
     for spec, target in outputs:
         spec.target = target
-    for entry, names, in_spec in calls:
-        if names is not None:
-            _compat.set_forward_arg_names(ep, entry, names)
-        entry.signature.in_spec = in_spec
-    if ep.example_inputs is not example_inputs:
-        _compat.set_example_inputs(ep, example_inputs)
-    if guards is not None:
-        ep._guards_code = guards
 
 
 def _repair_or_leave(ep) -> None:
@@ -179,56 +165,6 @@ def _init_wrapper(patch: Patch):
     return __init__
 
 
-class _GuardsCode:
-    """``ExportedProgram._guards_code`` while the hook is in place.
-
-    Stores the value where torch stores it (the instance's ``__dict__``) and
-    then makes the guards name the arguments as the program's ``forward`` does
-    (``_signature.reconcile_guards``). torch assigns guards outside the
-    constructor too: ``torch.export.load`` sets the saved ones after building
-    the program, so a program saved without the package names an argument
-    ``inf`` in its guards while the hook has renamed it ``inf_1``.
-    """
-
-    def __init__(self, patch: Patch) -> None:
-        self._patch = patch
-
-    def __get__(self, ep, owner=None):
-        if ep is None:
-            return self
-        try:
-            return ep.__dict__["_guards_code"]
-        except KeyError:
-            raise AttributeError(f"{type(ep).__name__!r} object has no attribute '_guards_code'") from None
-
-    def __set__(self, ep, value) -> None:
-        ep.__dict__["_guards_code"] = value
-        if not self._patch.is_live(self) or _quiet():
-            return
-        if not hasattr(ep, "_module_call_graph"):  # still being constructed: the hook follows
-            return
-        from ._signature import reconcile_guards
-
-        _local.in_hook = True
-        try:
-            reconcile_guards(ep)
-        except Exception as e:  # the guards stay as torch set them
-            if _effective_strict():
-                raise
-            ep.__dict__["_guards_code"] = value
-            logger.warning(
-                "torch_export_names: could not match the guards' argument names (%s: %s)", type(e).__name__, e
-            )
-        finally:
-            _local.in_hook = False
-
-    def __delete__(self, ep) -> None:
-        try:
-            del ep.__dict__["_guards_code"]
-        except KeyError:
-            raise AttributeError("_guards_code") from None
-
-
 def _apply() -> None:
     """Put the wrapper in place unless it is there. Caller holds ``_lock``."""
     if _patches:
@@ -238,12 +174,10 @@ def _apply() -> None:
     cls = _exported_program_class()
     if _patches:
         return
-    patches = [Patch(cls, "__init__", _init_wrapper)]
-    if "_guards_code" not in cls.__dict__:  # torch keeps it as a plain instance attribute
-        patches.append(Patch(cls, "_guards_code", _GuardsCode))
-    for patch in patches:
-        patch.apply()
-    _patches.extend(patches)
+    patch = Patch(cls, "__init__", _init_wrapper)
+    patch.apply()
+    _patches.append(patch)
+    codegen_guard.install()  # what the repaired programs' code needs (importing us did it too)
     logger.debug("torch_export_names: hook installed on %s.__init__", cls.__qualname__)
 
 
@@ -252,8 +186,8 @@ def _remove_if_unwanted() -> None:
     if not _patches or _explicit or _blocks:
         return
     # Someone may have wrapped ExportedProgram.__init__ on top of ours: then ours stays
-    # under theirs, switched off (see _patching). Each program keeps its guards in its own
-    # __dict__, so the _guards_code descriptor goes without losing any.
+    # under theirs, switched off (see _patching). The code-generator guard stays: programs
+    # repaired so far keep needing it (codegen_guard.uninstall() takes it off).
     for patch in reversed(_patches):
         patch.remove()
     _patches.clear()
@@ -315,7 +249,7 @@ def status() -> HookStatus:
         sources = list(_explicit)
         if _blocks:
             sources.append("installed() block" if _blocks == 1 else f"{_blocks} installed() blocks")
-        return HookStatus(bool(_patches), tuple(sources))
+        return HookStatus(bool(_patches), tuple(sources), codegen_guard.is_installed())
 
 
 @contextlib.contextmanager
@@ -349,13 +283,15 @@ def installed(*, strict: bool = False) -> Iterator[None]:
 
 @contextlib.contextmanager
 def suspended() -> Iterator[None]:
-    """Exports made in this thread inside the block are not repaired.
+    """Exports made in this thread inside the block are not repaired, and fx generates code
+    without the guard.
 
     For measuring stock torch (``is_affected``, ``doctor``) whatever the hook's
     state; other threads are not affected, and the hook stays in place.
     """
     _local.suspended = getattr(_local, "suspended", 0) + 1
     try:
-        yield
+        with codegen_guard.suspended():
+            yield
     finally:
         _local.suspended -= 1

@@ -1,13 +1,11 @@
 """Passes that restore torch.fx's naming invariant on what torch.export returns.
 
-The invariant: every node name of a graph is one its name space could have
-handed out, and is known to it. Known, so ``create_name`` never hands out a
-name that is already taken; handed out, so no name is one ``create_name``
-refuses (a keyword, a builtin, or a global of fx's generated code such as
-``inf``, ``nan``, ``device``, ``torch``: a placeholder of that name becomes a
-parameter of the generated ``forward`` and shadows the global, changing what
-the program computes). torch.export (2.4 to 2.15 at least) breaks both by
-assigning ``node.name`` directly; see pytorch/pytorch#202927.
+The invariant: every node name of a graph is known to its name space, so ``create_name``
+never hands out a name that is already taken, and every placeholder can be a parameter of the
+code fx generates (not a keyword, ``__debug__``, ``self`` or a non-identifier). torch.export
+(2.4 to 2.15 at least) breaks the first by assigning ``node.name`` directly; see
+pytorch/pytorch#202927. Names such as ``inf`` or ``device`` are kept: that such a parameter
+shadows a global of the generated code is fixed in the code generator (``codegen_guard``).
 """
 
 from __future__ import annotations
@@ -20,9 +18,8 @@ from torch.export import ExportedProgram
 from torch.fx.passes.infra.pass_base import PassBase, PassResult
 
 from . import _fx_namespace as _ns
-from . import _hops, _signature
-from . import _torch_compat as _compat
-from ._codegen_rule import shadows
+from . import _hops, _signature, codegen_guard
+from ._codegen_rule import can_be_parameter
 from ._warnings import PrivateStateMissing, warn_once
 
 __all__ = [
@@ -47,7 +44,7 @@ class RepairReport(NamedTuple):
 
     recorded: int
     renamed: int
-    legalized: int = 0
+    legalized: int = 0  # placeholders renamed because no parameter can have their name
 
 
 def _root(obj) -> torch.fx.GraphModule | torch.fx.Graph:
@@ -134,8 +131,8 @@ def _legalize(obj, graphs, illegal: dict[int, list[torch.fx.Node]]) -> int:
             continue
         renames = {}
         for node in nodes:
-            if node.op == "placeholder" and node.name != node.target and not shadows(node.name, graph):
-                new = node.name  # only its target, the generated parameter, shadows: it follows
+            if node.name != node.target and can_be_parameter(node.name):
+                new = node.name  # only its target, the generated parameter, is refused: it follows
             else:
                 new = _ns.fresh_name(graph, node.name)
             renames[node.name] = new
@@ -149,41 +146,24 @@ def _legalize(obj, graphs, illegal: dict[int, list[torch.fx.Node]]) -> int:
 
 
 def legalize_node_names(obj: Program, *, strict: bool = False) -> int:
-    """Rename every node whose name ``create_name`` would refuse, in every graph.
+    """Rename every placeholder whose name cannot be a parameter of fx's generated code.
 
-    Such a name (``inf``, ``nan``, ``device``, ``torch``, a builtin, ...) shadows
-    a global of the code torch.fx generates: a placeholder called ``inf`` makes
-    ``float("inf")`` in the graph read that input. Each is renamed to what
-    ``create_name`` gives (``inf_1``) and recorded; a placeholder's target
-    follows. For an ``ExportedProgram`` the graph signature and module call
-    signatures follow too, and the argument names of ``ep.module()``'s
-    ``forward`` are made legal the same way (warning once per renamed
-    argument, since a keyword call must then use the new name). Input order
-    and what the program computes are kept. Returns the number of nodes renamed.
+    Such a name (a keyword such as ``class``, ``__debug__``, ``self``, or one that is not an
+    identifier) makes torch.fx's code invalid. Each is renamed as ``create_name`` would rename
+    it (``class`` -> ``class_1``) and recorded; its target follows, and for an
+    ``ExportedProgram`` so do the graph signature and module call signatures. Every other name
+    (``inf``, ``device``, ``input``, ...) is kept. Returns the number of nodes renamed.
     """
     graphs = _checked_graphs(obj, strict, "legalize_node_names")
     if graphs is None:
         return 0
+    codegen_guard.install()
     illegal: dict[int, list[torch.fx.Node]] = {}
     for i, (_, _, graph) in enumerate(graphs):
-        clobbered = _ns.clobbered_placeholders(graph)
-        found = [
-            n
-            for n in graph.nodes
-            if shadows(n.name, graph)
-            or n in clobbered
-            or n.op == "placeholder"
-            and isinstance(n.target, str)
-            and shadows(n.target, graph)
-        ]
+        found = [n for n in _ns.placeholders(graph) if _ns.is_illegal(n)]
         if found:
             illegal[i] = found
-    renamed = _legalize(obj, graphs, illegal)
-    if isinstance(obj, torch.export.ExportedProgram):
-        args = _signature.legalize_forward_arg_names(obj)
-        _signature.reconcile_guards(obj)
-        _signature.warn_renamed_args(args)
-    return renamed
+    return _legalize(obj, graphs, illegal)
 
 
 def propagate_subgraph_names(obj: Program, *, strict: bool = False) -> int:
@@ -213,9 +193,11 @@ def repair(obj: Program, *, strict: bool = False) -> RepairReport:
     In one pass over the nodes of every graph, ``reserve_node_names`` (so the
     renames below draw fresh names) and ``legalize_node_names``; then
     ``propagate_subgraph_names``. Afterwards ``find_unrecorded_names(obj)`` and
-    ``find_illegal_names(obj)`` are empty, and what the program computes is
-    what it computed before (or, where a name shadowed a global of fx's
-    generated code, what eager computes). Modifies ``obj`` in place.
+    ``find_illegal_names(obj)`` are empty. Modifies ``obj`` in place.
+
+    Also puts the code-generator guard in place for this process (``codegen_guard``;
+    importing the package does too), so that code generated for the program, now or after
+    later passes, never lets a parameter such as ``inf`` shadow a global of that code.
     """
     if (
         isinstance(obj, torch.fx.GraphModule)
@@ -227,7 +209,7 @@ def repair(obj: Program, *, strict: bool = False) -> RepairReport:
         graphs = [("", root, root.graph)]
         found: list[torch.fx.Node] = []
         try:
-            recorded = _ns.record_all(root.graph, found, exported=root is not obj)
+            recorded = _ns.record_all(root.graph, found)
         except PrivateStateMissing as e:
             if strict:
                 raise
@@ -240,48 +222,30 @@ def repair(obj: Program, *, strict: bool = False) -> RepairReport:
             return RepairReport(0, 0, 0)
         illegal = {}
         recorded = 0
-        exported = isinstance(obj, torch.export.ExportedProgram)
         for i, (_, _, graph) in enumerate(graphs):
             found = []
-            recorded += _ns.record_all(graph, found, exported=exported)
+            recorded += _ns.record_all(graph, found)
             if found:
                 illegal[i] = found
+    codegen_guard.install()
     legalized = _legalize(obj, graphs, illegal) if illegal else 0
-    args = {}
-    if isinstance(obj, torch.export.ExportedProgram):
-        args = _signature.legalize_forward_arg_names(obj)
-        _signature.reconcile_guards(obj)
     renamed = _hops.propagate(graphs) if len(graphs) > 1 else 0  # HOP subgraphs are submodules
-    _signature.warn_renamed_args(args)  # last: a repair that fails before here warns of nothing
     return RepairReport(recorded=recorded, renamed=renamed, legalized=legalized)
 
 
 def find_illegal_names(obj: Program, *, strict: bool = False) -> list[str]:
-    """Every node name ``create_name`` would refuse (it shadows a keyword, builtin
-    or fx codegen global), qualified like ``find_unrecorded_names``; for an
-    ``ExportedProgram`` also illegal ``forward`` argument names of ``ep.module()``,
-    as ``"<forward>.inf"``."""
+    """Every placeholder whose name or target cannot be a parameter of fx's generated code (a
+    keyword, ``__debug__``, ``self``, not an identifier), qualified like
+    ``find_unrecorded_names``."""
     graphs = _checked_graphs(obj, strict, "find_illegal_names")
     if graphs is None:
         return []
-    clobbered_in = {graph: _ns.clobbered_placeholders(graph) for _, _, graph in graphs}
-    found = [
+    return [
         f"{path}.{node.name}" if path else node.name
         for path, _, graph in graphs
-        for node in graph.nodes
-        if shadows(node.name, graph)
-        or node in clobbered_in[graph]
-        or node.op == "placeholder"
-        and isinstance(node.target, str)
-        and shadows(node.target, graph)
+        for node in _ns.placeholders(graph)
+        if _ns.is_illegal(node)
     ]
-    if isinstance(obj, torch.export.ExportedProgram) and not _compat.module_legalizes_arg_names():
-        for entry in obj.module_call_graph:
-            names = _compat.forward_arg_names(obj, entry) or []
-            found += [
-                f"<forward{'.' + entry.fqn if entry.fqn else ''}>.{n}" for n in names if shadows(n, obj.graph)
-            ]
-    return found
 
 
 def find_unrecorded_names(obj: Program, *, strict: bool = False) -> list[str]:
