@@ -318,3 +318,16 @@ def fresh_in(namespace, candidate: str) -> str:
     while name in codegen_names():
         name = namespace.create_name(name, None)
     return name
+
+
+def restore_names(graph: torch.fx.Graph, names: dict[torch.fx.Node, str]) -> None:
+    """Give each node of ``names`` its name back and record it (targets stay as they are).
+
+    For a copy of a graph whose names are unique: the copy's name space legalized some of them
+    (``input`` -> ``input_1``), and giving every node its original name back is a permutation of
+    names, so no two nodes end up sharing one.
+    """
+    for node, name in names.items():
+        node.name = name
+    for node in names:
+        record(graph, node)

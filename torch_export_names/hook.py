@@ -33,7 +33,7 @@ _lock = threading.RLock()
 _local = threading.local()  # .suspended: int, .strict: bool | None, .in_hook: bool
 
 # Guarded by _lock.
-_patches: list = []  # the _patching.Patch in place on ExportedProgram.__init__
+_patches: list = []  # the _patching.Patch objects in place: ExportedProgram.__init__, Graph.__deepcopy__
 _explicit: list[str] = []  # how install() was asked for, in order ("install()", "run", ...)
 _blocks = 0  # installed() blocks open, all threads together
 _strict = False  # install(strict=...)
@@ -165,6 +165,40 @@ def _init_wrapper(patch: Patch):
     return __init__
 
 
+def _deepcopy_wrapper(patch: Patch):
+    """``make`` of the ``torch.fx.Graph.__deepcopy__`` patch: the copy keeps every node name.
+
+    torch copies a graph node by node through ``create_name``, which refuses builtins, so the
+    copy of an exported ``nn.Linear`` names its input ``input_1`` while the copied graph
+    signature still says ``input``: ``validate()`` and ``torch.export.save`` of
+    ``copy.deepcopy(ep)`` then raise ``SpecViolationError`` (stock torch too). A copy keeps the
+    names of what it copies; they are recorded in its name space.
+    """
+    original = patch.original
+
+    @functools.wraps(original)
+    def __deepcopy__(self, memo=None):
+        memo = memo if memo is not None else {}
+        copied = original(self, memo)
+        if not patch.is_live(__deepcopy__) or _quiet():
+            return copied
+        from . import _fx_namespace as ns
+
+        renamed = {}
+        for node in self.nodes:
+            new = memo.get(node)
+            if new is not None and new.graph is copied and new.name != node.name:
+                renamed[new] = node.name
+        if renamed:
+            try:
+                ns.restore_names(copied, renamed)
+            except ns.PrivateStateMissing:
+                pass  # the copy stays as torch made it (repair warns about the missing state)
+        return copied
+
+    return __deepcopy__
+
+
 def _apply() -> None:
     """Put the wrapper in place unless it is there. Caller holds ``_lock``."""
     if _patches:
@@ -174,9 +208,15 @@ def _apply() -> None:
     cls = _exported_program_class()
     if _patches:
         return
-    patch = Patch(cls, "__init__", _init_wrapper)
-    patch.apply()
-    _patches.append(patch)
+    import torch.fx
+
+    patches = [
+        Patch(cls, "__init__", _init_wrapper),
+        Patch(torch.fx.Graph, "__deepcopy__", _deepcopy_wrapper),
+    ]
+    for patch in patches:
+        patch.apply()
+    _patches.extend(patches)
     codegen_guard.install()  # what the repaired programs' code needs (importing us did it too)
     logger.debug("torch_export_names: hook installed on %s.__init__", cls.__qualname__)
 

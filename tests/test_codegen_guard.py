@@ -1,0 +1,223 @@
+"""The code-generator guard: parameters keep their names and never shadow what the body uses.
+
+Each reproduction runs twice: with the guard suspended (stock torch.fx: wrong numbers or a
+crash; the test skips, saying so, once torch no longer reproduces it) and with the guard (eager's
+numbers, the same parameters as stock torch).
+"""
+
+import builtins
+import inspect
+import keyword
+import math
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+from expecttest import assert_expected_inline
+
+from torch_export_names import codegen_guard, hook
+from torch_export_names._codegen_rule import codegen_names
+
+from helpers import not_reproduced, torch_api
+
+X = torch.tensor([2.0, -3.0])
+
+
+def _model(params: str, body: str) -> torch.nn.Module:
+    """A module whose ``forward(self, <params>)`` returns ``body``."""
+    namespace = {"T": torch, "math": math, "builtins": builtins}
+    exec(f"def forward(self, {params}):\n    return {body}\n", namespace)
+    return type("Model", (torch.nn.Module,), {"forward": namespace["forward"]})()
+
+
+def _stock(run):
+    """What ``run()`` gives on stock torch.fx (the guard suspended): a value, or the exception."""
+    with hook.suspended():
+        try:
+            return run()
+        except Exception as e:  # noqa: BLE001 - the failure is the reproduction
+            return e
+
+
+def _same(a, b) -> bool:
+    try:
+        torch.testing.assert_close(a, b, equal_nan=True)
+    except (AssertionError, TypeError):
+        return False
+    return True
+
+
+def _forward_params(gm: torch.nn.Module) -> list[str]:
+    return list(inspect.signature(gm.forward).parameters)
+
+
+# One program per global of fx's generated code: the argument is named like the global, and the
+# body makes fx write that global. Exported where export writes it, symbolically traced where only
+# fx's own graphs do (a non-identifier submodule path, slice and Ellipsis indices). The names are
+# read from torch.fx (codegen_names): a global a later torch adds fails the first test until it
+# has a program here.
+EXPORTED = {
+    "inf": "inf * math.inf + inf",
+    "nan": "T.where(nan > 0, nan, math.nan)",
+    "device": "device + T.ones(2, device='cpu')",
+    "torch": "torch + T.ones(2, dtype=T.float32)",
+    "pytree": "pytree * 2",
+    "fx_pytree": "fx_pytree * 2",
+}
+TRACED = {"getattr": "self.sub[0](getattr)", "slice": "slice[1:] * 2", "Ellipsis": "Ellipsis[..., None] * 2"}
+
+
+def test_every_global_of_fx_code_has_a_reproduction_here():
+    names = codegen_names() - set(keyword.kwlist) - {"self"}
+    assert names == set(EXPORTED) | set(TRACED), "torch.fx's code writes other globals now: add programs"
+
+
+def _program(name: str):
+    """(module to call, eager module): ``ep.module()`` of the export, or the symbolic trace."""
+    if name in EXPORTED:
+        model = _model(name, EXPORTED[name])
+        ep = torch.export.export(model, (X.clone(),))
+        return ep.module, model
+    model = _model(name, TRACED[name])
+    model.sub = torch.nn.Sequential(torch.nn.ReLU())
+    gm = torch.fx.symbolic_trace(model)
+    return lambda: (gm.recompile(), gm)[1], model
+
+
+@pytest.mark.parametrize("name", sorted([*EXPORTED, *TRACED]))
+def test_an_argument_named_like_a_global_of_fx_code_computes_eager_results(name):
+    make, model = _program(name)
+    expected = model(X)
+    stock = _stock(lambda: make()(X))
+    stock_params = _stock(lambda: _forward_params(make()))
+    if _same(stock, expected):
+        not_reproduced(f"keeps an argument called {name!r} from shadowing fx's global")
+    module = make()
+    assert _same(module(X), expected)
+    assert _forward_params(module) == stock_params == [name]
+
+
+def test_keyword_calls_work_as_on_stock_torch():
+    model = _model("x, device", "x + device + T.ones(2, device='cpu')")
+    ep = torch.export.export(model, (X,), {"device": X * 2})
+    assert _same(ep.module()(X, device=X * 2), model(X, device=X * 2))
+    assert _forward_params(ep.module()) == ["x", "device"]
+
+
+def test_symbolic_trace_of_an_argument_named_inf_computes_eager_results():
+    model = _model("inf", "inf * math.inf + inf")
+    gm = _stock(lambda: torch.fx.symbolic_trace(model))
+    stock = _stock(lambda: gm(X))
+    if _same(stock, model(X)):
+        not_reproduced("keeps a symbolic_trace argument called 'inf' from shadowing fx's global")
+    gm.recompile()
+    assert _same(gm(X), model(X))
+    assert _forward_params(gm) == ["inf"]
+
+
+def test_a_builtin_the_graph_calls_is_not_shadowed_by_an_argument_of_its_name():
+    auto = torch_api("torch.export", "Dim").AUTO if hasattr(torch.export.Dim, "AUTO") else None
+    if auto is None:
+        pytest.skip(f"torch {torch.__version__} has no Dim.AUTO")
+    model = _model("x, round", "x[: builtins.round(x.shape[0] / 3)] + round.sum()")
+    args = (torch.randn(6), torch.randn(3))
+    ep = torch.export.export(model, args, dynamic_shapes=({0: auto}, {0: auto}))
+    if not any(n.target is builtins.round for n in ep.graph.nodes):
+        pytest.skip(f"torch {torch.__version__} exports no call of round for this model")
+    stock = _stock(lambda: ep.module()(*args))
+    if _same(stock, model(*args)):
+        not_reproduced("keeps an argument called 'round' from shadowing the builtin the graph calls")
+    assert _same(ep.module()(*args), model(*args))
+
+
+def test_an_argument_is_not_overwritten_by_another_placeholders_local():
+    model = _model("input, input_1", "input - input_1")
+    args = (torch.ones(2), -torch.ones(2))
+    ep = torch.export.export(model, args)
+    stock = _stock(lambda: ep.module()(*args))
+    if _same(stock, model(*args)):
+        not_reproduced("keeps the local of placeholder 'input' apart from the argument 'input_1'")
+    assert _same(ep.module()(*args), model(*args))
+    assert _forward_params(ep.module()) == ["input", "input_1"]
+
+
+def test_code_is_byte_identical_to_stocks_where_no_argument_collides():
+    # ``input`` is a builtin that fx's code never reads: nothing collides, nothing changes.
+    for params, body in [("x, y", "x * y + 1"), ("input", "T.nn.functional.relu(input)"), ("inf", "inf + 1")]:
+        ep = torch.export.export(_model(params, body), tuple(X * i for i, _ in enumerate(params.split(","))))
+        gm = ep.module()
+        guarded = gm.code
+        stock = _stock(lambda: (gm.recompile(), gm.code)[1])
+        assert guarded == stock, params
+
+
+def test_the_generated_code_renames_the_global_not_the_argument():
+    ep = torch.export.export(_model("x, inf", "T.full_like(x, math.inf) + inf"), (X, X * 2))
+    ep.graph_module.recompile()
+    assert_expected_inline(
+        ep.graph_module.code.strip(),
+        """\
+def forward(self, x, inf):
+    inf_1 = inf
+    full_like = torch.ops.aten.full_like.default(x, inf_2, pin_memory = False);  x = None
+    add = torch.ops.aten.add.Tensor(full_like, inf_1);  full_like = inf_1 = None
+    return (add,)""",
+    )
+
+
+def test_the_guard_is_reversible_and_visible_in_the_hook_status():
+    graph_cls = torch.fx.Graph
+    assert codegen_guard.is_installed() and hook.status().codegen_guard
+    wrapper = graph_cls.__dict__["_python_code"]
+    codegen_guard.uninstall()
+    try:
+        assert not hook.status().codegen_guard
+        assert graph_cls.__dict__["_python_code"] is codegen_guard_original(wrapper)
+    finally:
+        codegen_guard.install()
+    assert codegen_guard.is_installed()
+
+
+def codegen_guard_original(wrapper):
+    from torch_export_names._patching import original_of
+
+    return original_of(wrapper)
+
+
+def test_a_guard_that_fails_leaves_torchs_code_and_warns_once(monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(codegen_guard, "_regenerate", boom)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ep = torch.export.export(_model("x, inf", "x * math.inf + inf"), (X, X * 2))
+        gm = ep.module()
+        gm.recompile()
+    assert len([w for w in caught if "code-generator guard" in str(w.message)]) == 1
+    assert gm.code == _stock(lambda: (gm.recompile(), gm.code)[1])
+
+
+def test_importing_the_package_puts_the_guard_on_without_importing_torch():
+    code = textwrap.dedent(
+        """
+        import sys
+        import torch_export_names
+        assert "torch" not in sys.modules, "importing the package imported torch"
+        import math, torch
+        from torch_export_names import hook
+        assert hook.status().codegen_guard
+        class M(torch.nn.Module):
+            def forward(self, inf):
+                return inf * math.inf + inf
+        x = torch.tensor([2.0, -3.0])
+        got = torch.export.export(M(), (x,)).module()(x)
+        assert torch.equal(got, M()(x)), got
+        print("ok")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
