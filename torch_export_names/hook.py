@@ -184,11 +184,12 @@ def _deepcopy_wrapper(patch: Patch):
             return copied
         from . import _fx_namespace as ns
 
-        renamed = {}
-        for node in self.nodes:
-            new = memo.get(node)
-            if new is not None and new.graph is copied and new.name != node.name:
-                renamed[new] = node.name
+        # graph_copy copies the nodes in order (torch passes its own memo to it when it is
+        # handed an empty one, so the nodes are paired by position).
+        originals, copies = list(self.nodes), list(copied.nodes)
+        if len(originals) != len(copies) or any(a.op != b.op for a, b in zip(originals, copies)):
+            return copied
+        renamed = {new: old.name for old, new in zip(originals, copies) if new.name != old.name}
         if renamed:
             try:
                 ns.restore_names(copied, renamed)

@@ -1,0 +1,277 @@
+"""Every name the user gave is kept, through every flow, and the program computes eager's numbers.
+
+An input called ``inf``, ``nan`` or ``device`` is a parameter of the code fx generates; stock
+torch lets it shadow the global of that name. The package keeps the name (the code generator
+renames what its body uses instead, ``codegen_guard``), so calls by keyword, ``dynamic_shapes``
+dicts, guards and saved programs work as on stock torch, and ``ep.module()`` computes what eager
+does. Only a name Python cannot bind as a parameter is renamed (``find_illegal_names``).
+"""
+
+import copy
+import inspect
+import io
+import math
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+from torch._higher_order_ops.while_loop import while_loop
+
+from torch_export_names import (
+    TorchExportNamesWarning,
+    _hops,
+    find_illegal_names,
+    find_unrecorded_names,
+    installed,
+    legalize_node_names,
+    repair,
+)
+from torch_export_names.hook import suspended
+
+from helpers import lint_all, not_reproduced
+
+X = torch.tensor([2.0, -3.0, 0.5])
+Dim = torch.export.Dim
+AUTO = getattr(Dim, "AUTO", None)
+needs_auto = pytest.mark.skipif(AUTO is None, reason=f"torch {torch.__version__} has no Dim.AUTO")
+
+
+def _same(a, b) -> bool:
+    try:
+        torch.testing.assert_close(a, b, equal_nan=True)
+    except (AssertionError, TypeError):
+        return False
+    return True
+
+
+def _outcome(run):
+    try:
+        return run()
+    except Exception as e:  # noqa: BLE001 - the failure is the outcome
+        return e
+
+
+def _input_names(ep) -> list[str]:
+    return [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
+
+
+class InfInput(torch.nn.Module):
+    def forward(self, inf):
+        return inf * math.inf + inf
+
+
+class NanInput(torch.nn.Module):
+    def forward(self, nan):
+        return torch.where(nan > 0, nan, math.nan)
+
+
+@pytest.mark.parametrize("model", [InfInput(), NanInput()], ids=["inf", "nan"])
+def test_an_input_named_like_a_float_constant_computes_eager_results_and_keeps_its_name(model):
+    name = inspect.signature(model.forward).parameters.__iter__().__next__()
+    with suspended():
+        stock = torch.export.export(InfInput(), (X,))  # nan: stock torch cannot even export it
+        stock_out = _outcome(lambda: torch.export.export(model, (X,)).module()(X))
+    if _same(stock_out, model(X)):
+        not_reproduced(f"keeps an input called {name!r} from shadowing fx's global")
+    with installed():
+        ep = torch.export.export(model, (X,))
+    assert _input_names(ep) == [name] and _input_names(stock) == ["inf"]
+    assert _same(ep.module()(X), model(X))
+    assert find_illegal_names(ep) == [] and find_unrecorded_names(ep) == []
+    lint_all(ep)
+
+
+class KeywordDevice(torch.nn.Module):
+    def forward(self, x, *, device):
+        return x + device + torch.ones(3, device="cpu")
+
+
+def test_a_keyword_argument_named_device_is_called_by_that_keyword_as_on_stock_torch():
+    kwargs = {"device": X * 2}
+    with installed():
+        ep = torch.export.export(KeywordDevice(), (X,), kwargs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = ep.module()(X, device=kwargs["device"])
+    assert _same(got, KeywordDevice()(X, **kwargs))
+    assert not [w for w in caught if issubclass(w.category, TorchExportNamesWarning)]
+
+
+class InfConv(torch.nn.Module):
+    """A conv stack whose argument is called ``inf`` and which uses ``float("inf")``."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.body = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten()
+        )
+
+    def forward(self, inf):
+        return torch.clamp(self.body(inf), max=math.inf) * 2
+
+
+CONV = torch.randn(2, 3, 8, 8)
+NEW_SHAPE = torch.randn(5, 3, 11, 9)
+
+
+@needs_auto
+def test_the_pt2e_recipe_reexports_with_the_same_dynamic_shapes_dict():
+    model = InfConv().eval()
+    shapes = {"inf": {0: AUTO, 2: AUTO, 3: AUTO}}
+    with installed():
+        ep = torch.export.export(model, (CONV,), dynamic_shapes=shapes)
+        again = torch.export.export(ep.module(), (CONV,), dynamic_shapes=shapes)
+    assert _same(again.module()(NEW_SHAPE), model(NEW_SHAPE))
+    assert _same(ep.module()(inf=NEW_SHAPE) if False else ep.module()(NEW_SHAPE), model(NEW_SHAPE))
+
+
+@needs_auto
+def test_guards_name_the_argument_the_forward_takes_through_every_flow(tmp_path):
+    model = InfConv().eval()
+    with installed():
+        ep = torch.export.export(model, (CONV,), dynamic_shapes=({0: AUTO, 2: AUTO, 3: AUTO},))
+        decomposed = ep.run_decompositions()
+        path = tmp_path / "inf.pt2"
+        torch.export.save(ep, path)
+        loaded = torch.export.load(path)
+    for program in (ep, decomposed, loaded):
+        assert _input_names(program) == ["inf"]
+        assert _same(program.module()(NEW_SHAPE), model(NEW_SHAPE))
+    assert _same(torch.export.unflatten(ep)(NEW_SHAPE), model(NEW_SHAPE))
+
+
+def test_a_program_saved_by_stock_torch_computes_eager_results_in_a_process_with_the_package(tmp_path):
+    path = tmp_path / "stock.pt2"
+    with suspended():
+        torch.export.save(torch.export.export(InfInput(), (X,)), path)
+    code = textwrap.dedent(
+        f"""
+        import torch, torch_export_names
+        x = torch.tensor({X.tolist()})
+        got = torch.export.load({str(path)!r}).module()(x)
+        assert torch.equal(got, x * float("inf") + x), got
+        print("ok")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+class CondInfOperand(torch.nn.Module):
+    """torch names the branch placeholders after the operand: ``inf``."""
+
+    def forward(self, x, inf):
+        return torch.cond(x.sum() > 0, lambda a, b: a * math.inf + b, lambda a, b: a - b * math.inf, (x, inf))
+
+
+def test_a_cond_branch_placeholder_named_inf_keeps_its_name_and_computes_eager_results():
+    args = (X, X * 2)
+    with suspended():
+        ep = torch.export.export(CondInfOperand(), args)
+        stock_out = ep.module()(*args)
+    branch = [n.name for n in ep.graph_module.true_graph_0.graph.nodes if n.op == "placeholder"]
+    if "inf" not in branch or _same(stock_out, CondInfOperand()(*args)):
+        not_reproduced(f"names cond branch placeholders {branch} and computes them right")
+    repair(ep)
+    assert [n.name for n in ep.graph_module.true_graph_0.graph.nodes if n.op == "placeholder"] == branch
+    assert _same(ep.module()(*args), CondInfOperand()(*args))
+
+
+class WhileInfOperand(torch.nn.Module):
+    def forward(self, it, inf):
+        return while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, v * math.inf - 1), (it, inf))
+
+
+def test_while_loop_body_placeholders_take_their_operands_names_inf_included():
+    args = (torch.tensor(0), X)
+    ep = torch.export.export(WhileInfOperand(), args)
+    repair(ep)
+    body = ep.graph_module.while_loop_body_graph_0
+    assert [n.name for n in body.graph.nodes if n.op == "placeholder"] == ["it", "inf"]
+    assert _same(ep.module()(*args), WhileInfOperand()(*args))
+
+
+class MutatesInf(torch.nn.Module):
+    def forward(self, inf, device):
+        inf.add_(1)
+        return inf * math.inf + device
+
+
+def test_an_input_mutation_of_an_input_named_inf_writes_the_callers_tensor():
+    # Stock torch's module() deep-copies the graph, whose copy calls the input ``inf_1``, then
+    # looks the mutated input up as ``inf``: "Could not find inf". Under the hook copies keep names.
+    args = (X.clone(), X * 2)
+    with installed():
+        ep = torch.export.export(MutatesInf(), (args[0].clone(), args[1])).run_decompositions()
+    assert list(ep.graph_signature.user_inputs_to_mutate.values()) == ["inf"]
+    eager_in, exported_in = args[0].clone(), args[0].clone()
+    expected = MutatesInf()(eager_in, args[1])
+    with installed():
+        assert _same(ep.module()(exported_in, args[1]), expected)
+    assert _same(exported_in, eager_in)
+
+
+def _deepcopied(model, args):
+    with installed():
+        ep = torch.export.export(model, args)
+        return ep, copy.deepcopy(ep)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [torch.nn.Sequential(torch.nn.Linear(3, 2)), torch.nn.Linear(3, 2), InfInput()],
+    ids=["sequential", "linear", "inf"],
+)
+def test_a_deep_copy_keeps_every_node_name_and_validates_saves_and_runs(model, tmp_path):
+    args = (torch.randn(2, 3),)
+    with suspended():
+        stock = copy.deepcopy(torch.export.export(model, args))
+    try:
+        stock.validate()
+        stock_broken = False
+    except Exception:  # noqa: BLE001 - torch's SpecViolationError
+        stock_broken = True
+    ep, ep2 = _deepcopied(model, args)
+    assert [n.name for n in ep2.graph.nodes] == [n.name for n in ep.graph.nodes]
+    ep2.validate()
+    torch.export.save(ep2, tmp_path / "copy.pt2")
+    assert find_unrecorded_names(ep2) == []
+    assert _same(ep2.module()(*args), model(*args))
+    assert _same(ep2.run_decompositions().module()(*args), model(*args))
+    if model.__class__ is not InfInput and not stock_broken:
+        not_reproduced("keeps node names in copy.deepcopy of an exported program")
+
+
+def test_a_placeholder_python_cannot_bind_is_renamed_and_the_signature_follows():
+    ep = torch.export.export(InfInput(), (X,))
+    node = next(n for n in ep.graph.nodes if n.op == "placeholder")
+    node.name = node.target = "class"  # what no torch export writes, but a pass could
+    for spec in ep.graph_signature.input_specs:
+        spec.arg.name = "class"
+    assert find_illegal_names(ep) == ["class"]
+    assert legalize_node_names(ep) == 1
+    assert _input_names(ep) == ["class_1"] and find_illegal_names(ep) == []
+    assert _same(ep.module()(X), InfInput()(X))
+
+
+def test_a_failing_repair_puts_every_name_back(monkeypatch, caplog):
+    propagate = _hops.propagate
+
+    def propagate_then_fail(graphs):  # after the subgraph placeholders were renamed
+        propagate(graphs)
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(_hops, "propagate", propagate_then_fail)
+    args = (torch.tensor(0), X)
+    with suspended():
+        stock = torch.export.export(WhileInfOperand(), args)
+    with installed():
+        ep = torch.export.export(WhileInfOperand(), args)
+    assert "repair failed" in caplog.text
+    body, stock_body = ep.graph_module.while_loop_body_graph_0, stock.graph_module.while_loop_body_graph_0
+    assert [n.name for n in body.graph.nodes] == [n.name for n in stock_body.graph.nodes]
+    assert _input_names(ep) == _input_names(stock)
