@@ -290,14 +290,14 @@ def test_suspended_in_one_thread_leaves_the_other_threads_exports_repaired():
 def test_status_says_who_asked_for_the_hook():
     from torch_export_names.hook import status
 
-    assert tuple(status()) == (False, ())
+    assert tuple(status())[:2] == (False, ())
     install()
     with installed():
-        assert tuple(status()) == (True, ("install()", "installed() block"))
+        assert tuple(status())[:2] == (True, ("install()", "installed() block"))
     uninstall()
     with installed():
-        assert tuple(status()) == (True, ("installed() block",))
-    assert tuple(status()) == (False, ())
+        assert tuple(status())[:2] == (True, ("installed() block",))
+    assert tuple(status())[:2] == (False, ())
 
 
 def test_is_affected_measures_stock_torch_with_the_hook_installed():

@@ -9,7 +9,6 @@ does. Only a name Python cannot bind as a parameter is renamed (``find_illegal_n
 
 import copy
 import inspect
-import io
 import math
 import subprocess
 import sys

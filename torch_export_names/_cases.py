@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 import torch
 import torch.nn.functional as F
 
-from . import _torch_compat, hook
+from . import _suspension, _torch_compat, hook
 from ._codegen_rule import can_be_parameter
 from .passes import _graph_modules, repair
 
@@ -120,8 +120,14 @@ def run_case(case: Case, *, repaired: bool) -> Outcome:
             repair(ep, strict=True)
         except Exception as e:  # noqa: BLE001 - e.g. private state this torch lacks
             return fail("repair", _describe(e))
-    # Without the repair, stock torch all the way: no code-generator guard either.
-    with contextlib.nullcontext() if repaired else hook.suspended():
+    # Without the repair (and no hook to make it), stock torch all the way: no code-generator
+    # guard either, although importing the package put it in place. With it, the guard that
+    # repair puts in place, even inside doctor's suspended block.
+    if repaired:
+        context = _suspension.resumed()
+    else:
+        context = contextlib.nullcontext() if hook.is_installed() else hook.suspended()
+    with context:
         failed = _step_and_check(case, ep, model, args, fail)
     return failed or Outcome(case.name, repaired, True)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import torch.fx
 
+from ._suspension import suspended
 from ._warnings import PrivateStateMissing
 
 __all__ = ["can_be_parameter", "candidates", "codegen_names", "codegen_params"]
@@ -68,10 +69,8 @@ def _probe() -> tuple[frozenset[str], frozenset[str]]:
     """(globals, own parameters) of the ``forward`` fx generates for ``_codegen_probe()``,
     read with ``symtable`` from torch's own code generator (the guard suspended)."""
     try:
-        from .codegen_guard import suspended
-
         graph = _codegen_probe()
-        with suspended():
+        with suspended():  # the probe reads torch's own code generator
             code = graph.python_code(root_module="self")
         table = symtable.symtable(code.src, "<torch.fx generated code>", "exec")
         forward = next(t for t in table.get_children() if t.get_name() == "forward")

@@ -36,6 +36,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from . import _suspension
 from ._after_import import after_import
 from ._patching import Patch
 
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 __all__ = ["activate", "install", "is_installed", "keep_parameters", "suspended", "uninstall"]
 
 _lock = threading.RLock()
-_local = threading.local()  # .suspended: int
 _patch: Patch | None = None  # in place while not None
 
 
@@ -232,7 +232,7 @@ def _wrapper(patch: Patch):
         def generate():
             return original(self, root_module, namespace, *args, **kwargs)
 
-        if not patch.is_live(_python_code) or getattr(_local, "suspended", 0):
+        if not patch.is_live(_python_code) or _suspension.active():
             return generate()
         return keep_parameters(self, namespace, generate)
 
@@ -272,11 +272,4 @@ def is_installed() -> bool:
         return _patch is not None
 
 
-@contextlib.contextmanager
-def suspended() -> Iterator[None]:
-    """Code generated in this thread inside the block is torch's own (to measure stock torch)."""
-    _local.suspended = getattr(_local, "suspended", 0) + 1
-    try:
-        yield
-    finally:
-        _local.suspended -= 1
+suspended = _suspension.suspended  # code generated in this thread inside the block is torch's own

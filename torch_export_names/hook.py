@@ -22,7 +22,7 @@ import logging
 import threading
 from typing import Iterator, NamedTuple
 
-from . import codegen_guard
+from . import _suspension, codegen_guard
 from ._patching import Patch
 
 __all__ = ["HookStatus", "install", "installed", "is_installed", "status", "suspended", "uninstall"]
@@ -30,7 +30,7 @@ __all__ = ["HookStatus", "install", "installed", "is_installed", "status", "susp
 logger = logging.getLogger("torch_export_names")
 
 _lock = threading.RLock()
-_local = threading.local()  # .suspended: int, .strict: bool | None, .in_hook: bool
+_local = threading.local()  # .strict: bool | None, .in_hook: bool
 
 # Guarded by _lock.
 _patches: list = []  # the _patching.Patch objects in place: ExportedProgram.__init__, Graph.__deepcopy__
@@ -141,7 +141,7 @@ def _repair_or_leave(ep) -> None:
 
 def _quiet() -> bool:
     """Whether this thread is suspended or inside the hook's own work."""
-    return bool(getattr(_local, "suspended", 0) or getattr(_local, "in_hook", False))
+    return _suspension.active() or bool(getattr(_local, "in_hook", False))
 
 
 def _init_wrapper(patch: Patch):
@@ -324,15 +324,11 @@ def installed(*, strict: bool = False) -> Iterator[None]:
 
 @contextlib.contextmanager
 def suspended() -> Iterator[None]:
-    """Exports made in this thread inside the block are not repaired, and fx generates code
-    without the guard.
+    """Exports made in this thread inside the block are not repaired, graphs are copied as
+    torch copies them, and fx generates code without the guard.
 
     For measuring stock torch (``is_affected``, ``doctor``) whatever the hook's
     state; other threads are not affected, and the hook stays in place.
     """
-    _local.suspended = getattr(_local, "suspended", 0) + 1
-    try:
-        with codegen_guard.suspended():
-            yield
-    finally:
-        _local.suspended -= 1
+    with _suspension.suspended():
+        yield
