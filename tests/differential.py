@@ -698,10 +698,11 @@ def _recording(into: set):
 
 @contextlib.contextmanager
 def _stock():
-    """Stock torch: the hook not installed (suspended for this thread if something installed it)."""
+    """Stock torch: every patch of the package bypassed in this thread (the code-generator guard is
+    in place as soon as the package is imported; the hook may be installed)."""
     import torch_export_names.hook as hook
 
-    with hook.suspended() if hook.is_installed() else contextlib.nullcontext():
+    with hook.suspended():
         yield
 
 

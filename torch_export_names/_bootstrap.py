@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 
-from ._after_import import after_import
-
 ENV_VAR = "TORCH_EXPORT_NAMES"
 _TARGET = "torch.export.exported_program"
 # torch_export_names.pth imports this module unless the value is one of FALSE; setup.py
@@ -66,6 +64,8 @@ def _install() -> None:
 
 
 def activate() -> None:
+    from ._after_import import after_import  # not at the top: setup.py loads this file alone
+
     after_import(_TARGET, _install)
 
 
