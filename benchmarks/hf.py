@@ -182,7 +182,7 @@ def to_markdown(rows: list[dict], header: str) -> str:
     if found:
         lines += [
             "",
-            "Targets (issue 15; the 1.2x one is judged on instruction counts, as in `python -m benchmarks`):",
+            "Targets (the 1.2x one is judged on instruction counts, as in `python -m benchmarks`):",
         ]
         lines += [f"- **{_verdict(t['met'])}** {t['target']}: {t['figure']}" for t in found]
     return "\n".join(lines) + "\n"

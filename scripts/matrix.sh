@@ -49,7 +49,7 @@ row() {  # one release, start to end; everything it learns goes to $dir/results/
   local v=$1 venv="$dir/venv-$1" res="$dir/results/$1" t0 et
   rm -rf "$venv" "$res"; mkdir -p "$res"
   git -C "$repo" describe --always --dirty > "$res/commit" 2>/dev/null || echo "?" > "$res/commit"
-  case "$v" in 2.15.*) export PIP_CONFIG_FILE=/dev/null ;; esac  # above this machine's cap
+  case "$v" in 2.15.*) export PIP_CONFIG_FILE=/dev/null ;; esac  # above a pip configuration that caps torch (PIP_CONFIG_FILE)
   t0=$(date +%s)
   python3 -m venv "$venv"
   # 1. the user's pinned torch; 2. this package beside it, as a user installs it.
