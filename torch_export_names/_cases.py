@@ -123,6 +123,7 @@ def run_case(case: Case, *, repaired: bool) -> Outcome:
     # Without the repair (and no hook to make it), stock torch all the way: no code-generator
     # guard either, although importing the package put it in place. With it, the guard that
     # repair puts in place, even inside doctor's suspended block.
+    context: contextlib.AbstractContextManager[None]
     if repaired:
         context = _suspension.resumed()
     else:

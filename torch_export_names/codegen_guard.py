@@ -34,6 +34,7 @@ import contextlib
 import functools
 import sys
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import _suspension
@@ -46,9 +47,11 @@ if TYPE_CHECKING:
 # Importing this module imports nothing of torch: the package puts the guard in place when
 # torch.fx.graph is imported (``activate``). What it needs of torch is imported where used.
 
-__all__ = ["activate", "install", "is_installed", "keep_parameters", "suspended", "uninstall"]
+__all__ = ["activate", "install", "is_installed", "keep_parameters", "refresh", "suspended", "uninstall"]
 
 _lock = threading.RLock()
+# Graph -> whether its latest code came through the guard (``refresh`` recompiles the others).
+_generated: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _patch: Patch | None = None  # in place while not None
 
 
@@ -223,6 +226,19 @@ def _names(uses: dict[str, list[ast.Name]]) -> list[ast.Name]:
     return [n for found in uses.values() for n in found]
 
 
+def refresh(module: torch.fx.GraphModule) -> bool:
+    """Recompile ``module`` if a parameter of its code may collide and the code did not come
+    through the guard (generated before the package was imported, or while suspended). Returns
+    whether it recompiled. ``repair`` calls it on every graph module of a program."""
+    if not is_installed() or _suspension.active() or _generated.get(module.graph, False):
+        return False
+    by_name, orig_args = _param_sources(module.graph)
+    if not any(_may_collide(n, by_name.get(n, [])) for n in dict.fromkeys([*by_name, *orig_args])):
+        return False
+    module.recompile()
+    return True
+
+
 def _wrapper(patch: Patch):
     """``make`` of the ``Graph._python_code`` patch."""
     original = patch.original
@@ -232,9 +248,10 @@ def _wrapper(patch: Patch):
         def generate():
             return original(self, root_module, namespace, *args, **kwargs)
 
-        if not patch.is_live(_python_code) or _suspension.active():
-            return generate()
-        return keep_parameters(self, namespace, generate)
+        guarded = patch.is_live(_python_code) and not _suspension.active()
+        code = keep_parameters(self, namespace, generate) if guarded else generate()
+        _generated[self] = guarded
+        return code
 
     return _python_code
 

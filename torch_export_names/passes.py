@@ -230,6 +230,9 @@ def repair(obj: Program, *, strict: bool = False) -> RepairReport:
     codegen_guard.install()
     legalized = _legalize(obj, graphs, illegal) if illegal else 0
     renamed = _hops.propagate(graphs) if len(graphs) > 1 else 0  # HOP subgraphs are submodules
+    for _, module, _ in graphs:  # code generated without the guard (before the package was imported)
+        if module is not None:
+            codegen_guard.refresh(module)
     return RepairReport(recorded=recorded, renamed=renamed, legalized=legalized)
 
 
