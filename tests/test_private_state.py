@@ -71,7 +71,7 @@ def test_illegal_names_are_built_from_their_sources_on_a_torch_without_the_table
 
     real = getattr(torch.fx.graph, "_illegal_names", None)
     monkeypatch.delattr(torch.fx.graph, "_illegal_names", raising=False)
-    monkeypatch.setattr(_fx_namespace, "_illegal_cache", None)
+    _fx_namespace._illegal_names_from_sources.cache_clear()
     built = _fx_namespace.illegal_names()
     assert {"inf", "nan", "device", "torch", "class", "print"} <= built.keys()
     assert set(built) == set(keyword.kwlist) | set(builtins.__dict__) | set(torch.fx.graph._custom_builtins)

@@ -123,13 +123,8 @@ def can_be_parameter(name: str) -> bool:
     return name.isidentifier() and name not in candidates()
 
 
-_candidates_cache: frozenset[str] | None = None
-
-
+@functools.lru_cache(maxsize=None)
 def candidates() -> frozenset[str]:
     """Every identifier ``can_be_parameter`` is false for (keywords, ``__debug__``, ``self``)."""
-    global _candidates_cache
-    if _candidates_cache is None:
-        unbindable = {n for n in builtins.__dict__ if n.isidentifier() and not _bindable(n)}
-        _candidates_cache = frozenset({*keyword.kwlist, *unbindable, *codegen_params()})
-    return _candidates_cache
+    unbindable = {n for n in builtins.__dict__ if n.isidentifier() and not _bindable(n)}
+    return frozenset({*keyword.kwlist, *unbindable, *codegen_params()})

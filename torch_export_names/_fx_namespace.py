@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import keyword
 import threading
 from typing import Iterable, Iterator
@@ -78,31 +79,29 @@ def _namespace(graph: torch.fx.Graph):
     return ns
 
 
-_illegal_cache: dict | None = None
-
-
 def illegal_names() -> dict:
     """The names ``create_name`` refuses for a node, as a dict (``in`` and ``.keys()``).
 
     ``torch.fx.graph._illegal_names`` where this torch has it; torch releases
     before 2.7 check the same three sources inline in ``create_name``
     (keywords, builtins, ``_custom_builtins``), so the set is built from them.
-    This is wider than what shadows anything (see ``shadows``): ``create_name``
-    refuses every builtin, and the package uses it only to draw new names.
+    The code-generator guard asks it whether a parameter could meet a global of fx's code.
     """
-    global _illegal_cache
     names = getattr(torch.fx.graph, "_illegal_names", None)
     if isinstance(names, dict):
         return names
-    if _illegal_cache is None:
-        custom = getattr(torch.fx.graph, "_custom_builtins", None)
-        if not isinstance(custom, dict):
-            raise PrivateStateMissing(
-                f"torch {torch.__version__}: neither torch.fx.graph._illegal_names nor "
-                "torch.fx.graph._custom_builtins is there"
-            )
-        _illegal_cache = {**dict.fromkeys(keyword.kwlist), **builtins.__dict__, **custom}
-    return _illegal_cache
+    return _illegal_names_from_sources()
+
+
+@functools.lru_cache(maxsize=None)
+def _illegal_names_from_sources() -> dict:
+    custom = getattr(torch.fx.graph, "_custom_builtins", None)
+    if not isinstance(custom, dict):
+        raise PrivateStateMissing(
+            f"torch {torch.__version__}: neither torch.fx.graph._illegal_names nor "
+            "torch.fx.graph._custom_builtins is there"
+        )
+    return {**dict.fromkeys(keyword.kwlist), **builtins.__dict__, **custom}
 
 
 def check(graphs: Iterable[torch.fx.Graph]) -> None:
@@ -261,26 +260,10 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
     return new
 
 
-def _indexed_placeholders(graph: torch.fx.Graph, *, ordered: bool) -> list[torch.fx.Node] | None:
-    """``graph``'s placeholders from torch.fx's node index, in graph order if ``ordered``;
-    None where this torch has no index (``Graph.find_nodes``)."""
-    find = getattr(graph, "find_nodes", None)
-    if find is None:
-        return None
-    if ordered:
-        return find(op="placeholder")
-    try:
-        return find(op="placeholder", sort=False)
-    except TypeError:  # a find_nodes without ``sort``
-        return find(op="placeholder")
-
-
 def placeholders(graph: torch.fx.Graph) -> list[torch.fx.Node]:
-    """``graph``'s placeholders, in order, from torch.fx's node index where it has one."""
-    found = _indexed_placeholders(graph, ordered=True)
-    if found is not None:
-        return found
-    return [n for n in graph.nodes if n.op == "placeholder"]
+    """``graph``'s placeholders, in order, from torch.fx's node index (every supported torch,
+    2.4 included, has ``Graph.find_nodes``)."""
+    return graph.find_nodes(op="placeholder")
 
 
 # --- the code generator's own name space (``codegen_guard``) ------------------------------------

@@ -10,6 +10,7 @@ known HOP's subgraph placeholders in every program the same way.
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any, Callable, Iterator, Sequence
 
@@ -63,43 +64,28 @@ HOP_SUBGRAPH_OPERANDS: dict[str, _SubgraphOperands] = {
 }
 
 
-_hop_ops_cache: dict[str, Any] | None = None
-
-
+@functools.lru_cache(maxsize=None)
 def _hop_ops() -> dict[str, Any]:
     """The HOPs of ``HOP_SUBGRAPH_OPERANDS`` that this torch has, by name."""
-    global _hop_ops_cache
-    if _hop_ops_cache is None:
-        found: dict[str, Any] = {}
-        for name in HOP_SUBGRAPH_OPERANDS:
-            try:
-                op = getattr(torch.ops.higher_order, name)
-            except (AttributeError, RuntimeError):
-                continue
-            if isinstance(op, torch._ops.HigherOrderOperator):
-                found[name] = op
-        _hop_ops_cache = found
-        return found
-    return _hop_ops_cache
+    found: dict[str, Any] = {}
+    for name in HOP_SUBGRAPH_OPERANDS:
+        try:
+            op = getattr(torch.ops.higher_order, name)
+        except (AttributeError, RuntimeError):
+            continue
+        if isinstance(op, torch._ops.HigherOrderOperator):
+            found[name] = op
+    return found
 
 
 def hop_nodes(graph: torch.fx.Graph) -> list[torch.fx.Node]:
     """The calls of known HOPs in ``graph``, in graph order.
 
-    Looked up in torch.fx's node index (``Graph.find_nodes``) where this torch
-    has one, so a graph without HOP calls costs a few dict lookups, not a
-    scan of its nodes.
+    Looked up in torch.fx's node index (``Graph.find_nodes``, in every supported
+    torch), so a graph without HOP calls costs a few dict lookups, not a scan
+    of its nodes.
     """
-    find = getattr(graph, "find_nodes", None)
-    if find is None:
-        return [
-            n
-            for n in graph.nodes
-            if n.op == "call_function"
-            and isinstance(n.target, torch._ops.HigherOrderOperator)
-            and n.target._name in HOP_SUBGRAPH_OPERANDS
-        ]
-    found = [n for op in _hop_ops().values() for n in find(op="call_function", target=op)]
+    found = [n for op in _hop_ops().values() for n in graph.find_nodes(op="call_function", target=op)]
     if len(found) > 1:  # several queries: put them back in graph order
         wanted = set(found)
         found = [n for n in graph.nodes if n in wanted]
