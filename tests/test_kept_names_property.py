@@ -234,8 +234,9 @@ def test_hooked_export_keeps_the_names_and_computes_what_eager_does(program, rnd
         lint_all(ep)
         assert find_unrecorded_names(ep) == []
         assert find_illegal_names(ep) == []
-        assert list(ep.graph_signature.user_inputs) == names  # the user's names, as stock torch keeps them
         module = ep.module()
+        # The user's names, in order, as stock torch's ep.module() takes them (its placeholders may
+        # differ: torch.export lower-cases some, e.g. NoneType -> nonetype).
         assert list(inspect.signature(module.forward).parameters) == names
         got = module(*args)
         if dynamic:  # the pt2e recipe: export ep.module() again with the same dynamic_shapes dict
