@@ -8,7 +8,7 @@ from benchmarks import methods
 from benchmarks.models import build_llama, export_llama
 from benchmarks.pipelines import PIPELINES, hook, qnn_export_pipeline
 from benchmarks.timing import ratio, run_interleaved, run_timed, summarize
-from torch_export_names import find_unrecorded_names, propagate_subgraph_names, repair, reserve_node_names
+from torch_export_names import find_unrecorded_names, propagate_subgraph_names, record_node_names, repair
 
 
 def _names(obj) -> list[list[str]]:
@@ -39,7 +39,7 @@ def measure_size(n_layers: int, *, export_reps: int, micro_reps: int, qnn: bool,
     rebuild = {"deepcopy": lambda: methods.deepcopy_rebuild(ep)}
     timed = {
         "top_level_loop": lambda: methods.run_upstream_top_level_loop(ep),
-        "reserve_node_names": lambda: reserve_node_names(ep),
+        "record_node_names": lambda: record_node_names(ep),
         "propagate_subgraph_names": lambda: propagate_subgraph_names(ep),
         "repair": lambda: methods.run_repair(ep),  # last: leaves ep repaired
     }

@@ -222,7 +222,7 @@ def main(argv=None) -> int:
             "the untimed reset, collector off until the call returns; end-to-end runs: gc.collect() "
             "before, collector on during",
             "interleaving": "naming methods run in rotation within each repetition (loop, "
-            "reserve_node_names, propagate_subgraph_names, repair); the deepcopy rebuild before them, "
+            "record_node_names, propagate_subgraph_names, repair); the deepcopy rebuild before them, "
             "in its own repetitions (it recompiles the module, which slows the calls after it); "
             "end-to-end hook off/on alternate, first of each pair swapped",
             "reset_between_reps": "the just-exported names and "

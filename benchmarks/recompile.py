@@ -75,7 +75,9 @@ def measure(name: str, gm: torch.fx.GraphModule, reps: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.recompile", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.recompile", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--layers", type=int, default=16, help="Llama decoder layers (default 16)")
     parser.add_argument("--nodes", type=int, default=1_000_000, help="synthetic graph nodes (default 1M)")
     parser.add_argument("--reps", type=int, default=7, help="recompiles of each, in rotation (default 7)")
@@ -96,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     first.target = "torch"
     rows.append(measure(f"llama {args.layers} layers, its input called torch", colliding, args.reps))
-    rows.append(measure(f"synthetic, {args.nodes} nodes", synthetic_module(args.nodes), max(3, args.reps // 2)))
+    rows.append(
+        measure(f"synthetic, {args.nodes} nodes", synthetic_module(args.nodes), max(3, args.reps // 2))
+    )
 
     result = {
         "torch": torch.__version__,

@@ -69,9 +69,9 @@ def markdown(results: dict, plots: dict[str, str]) -> str:
     lines += [
         "",
         "repair records and legalizes every name in one pass, then names HOP subgraph placeholders; "
-        "the public reserve_node_names and propagate_subgraph_names alone took "
+        "the public record_node_names and propagate_subgraph_names alone took "
         + ", ".join(
-            f"{r['layers']}L {_t(r['reserve_node_names'])} + {_t(r['propagate_subgraph_names'])}"
+            f"{r['layers']}L {_t(r['record_node_names'])} + {_t(r['propagate_subgraph_names'])}"
             for r in results.get("llama", [])
         )
         + ". The top-level loop is a baseline copy of the upstream ExecuTorch helper (top-level graph "

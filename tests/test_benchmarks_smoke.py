@@ -171,7 +171,7 @@ def test_llama_size_record_and_report_are_well_formed(tmp_path):
         "repair",
         "top_level_loop",
         "deepcopy",
-        "reserve_node_names",
+        "record_node_names",
         "propagate_subgraph_names",
     ):
         assert row[key]["n"] == (1 if key == "export" else 2)

@@ -9,8 +9,8 @@ from torch_export_names import (
     TorchExportNamesWarning,
     find_unrecorded_names,
     propagate_subgraph_names,
+    record_node_names,
     repair,
-    reserve_node_names,
 )
 from torch_export_names._fx_namespace import PrivateStateMissing
 from torch_export_names.passes import _graph_modules
@@ -33,7 +33,7 @@ def ep_missing_state(monkeypatch):
     return ep
 
 
-@pytest.mark.parametrize("fn", [reserve_node_names, propagate_subgraph_names, find_unrecorded_names, repair])
+@pytest.mark.parametrize("fn", [record_node_names, propagate_subgraph_names, find_unrecorded_names, repair])
 def test_missing_state_warns_once_and_changes_nothing(ep_missing_state, fn):
     before = names_and_code(ep_missing_state)
     with pytest.warns(TorchExportNamesWarning, match=r"did nothing: .*_base_count is missing"):
@@ -44,7 +44,7 @@ def test_missing_state_warns_once_and_changes_nothing(ep_missing_state, fn):
     assert names_and_code(ep_missing_state) == before
 
 
-@pytest.mark.parametrize("fn", [reserve_node_names, propagate_subgraph_names, find_unrecorded_names, repair])
+@pytest.mark.parametrize("fn", [record_node_names, propagate_subgraph_names, find_unrecorded_names, repair])
 def test_missing_state_raises_with_strict(ep_missing_state, fn):
     before = names_and_code(ep_missing_state)
     with pytest.raises(PrivateStateMissing, match="_base_count"):
@@ -57,7 +57,7 @@ def test_missing_namespace_is_reported_by_name():
     graph.output(graph.placeholder("x"))
     del graph._graph_namespace
     with pytest.raises(PrivateStateMissing, match="torch.fx.Graph has no _graph_namespace"):
-        reserve_node_names(graph, strict=True)
+        record_node_names(graph, strict=True)
 
 
 def test_illegal_names_are_built_from_their_sources_on_a_torch_without_the_table(monkeypatch):

@@ -28,7 +28,8 @@ _EXPORTS = {
     "legalize_node_names": "passes",
     "propagate_subgraph_names": "passes",
     "repair": "passes",
-    "reserve_node_names": "passes",
+    "record_node_names": "passes",
+    "reserve_node_names": "passes",  # deprecated: record_node_names
     "is_affected": "_detect",
     "install": "hook",
     "installed": "hook",
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
         find_unrecorded_names,
         legalize_node_names,
         propagate_subgraph_names,
+        record_node_names,
         repair,
         reserve_node_names,
     )

@@ -30,6 +30,7 @@ __all__ = [
     "legalize_node_names",
     "propagate_subgraph_names",
     "repair",
+    "record_node_names",
     "reserve_node_names",
 ]
 
@@ -106,7 +107,7 @@ def _warn_private_state(e: Exception, caller: str) -> None:
     )
 
 
-def reserve_node_names(obj: Program, *, strict: bool = False) -> int:
+def record_node_names(obj: Program, *, strict: bool = False) -> int:
     """Record every node name of ``obj`` and of every nested graph in its own name space.
 
     ``obj`` is an ``ExportedProgram``, a ``GraphModule`` or a ``Graph``.
@@ -115,7 +116,7 @@ def reserve_node_names(obj: Program, *, strict: bool = False) -> int:
     the largest recorded suffix). Idempotent. Returns how many names were
     newly recorded: 0 on a torch that records them itself.
     """
-    graphs = _checked_graphs(obj, strict, "reserve_node_names")
+    graphs = _checked_graphs(obj, strict, "record_node_names")
     if graphs is None:
         return 0
     return sum(_ns.record_all(graph) for _, _, graph in graphs)
@@ -143,6 +144,16 @@ def _legalize(obj, graphs, illegal: dict[int, list[torch.fx.Node]]) -> int:
         if module is not None:
             module.recompile()
     return renamed
+
+
+def reserve_node_names(obj: Program, *, strict: bool = False) -> int:
+    """Deprecated name of ``record_node_names`` (it records names; it reserves nothing)."""
+    warn_once(
+        "deprecated-reserve_node_names",
+        "torch_export_names.reserve_node_names is deprecated: call record_node_names (same behaviour)",
+        stacklevel=3,
+    )
+    return record_node_names(obj, strict=strict)
 
 
 def legalize_node_names(obj: Program, *, strict: bool = False) -> int:
@@ -190,7 +201,7 @@ def propagate_subgraph_names(obj: Program, *, strict: bool = False) -> int:
 def repair(obj: Program, *, strict: bool = False) -> RepairReport:
     """Make every node name of ``obj`` recorded and legal; name HOP subgraph placeholders.
 
-    In one pass over the nodes of every graph, ``reserve_node_names`` (so the
+    In one pass over the nodes of every graph, ``record_node_names`` (so the
     renames below draw fresh names) and ``legalize_node_names``; then
     ``propagate_subgraph_names``. Afterwards ``find_unrecorded_names(obj)`` and
     ``find_illegal_names(obj)`` are empty. Modifies ``obj`` in place.

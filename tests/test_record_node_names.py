@@ -1,11 +1,11 @@
-"""reserve_node_names / find_unrecorded_names on top-level and nested graphs."""
+"""record_node_names / find_unrecorded_names on top-level and nested graphs."""
 
 import re
 
 import pytest
 import torch
 
-from torch_export_names import _fx_namespace, find_unrecorded_names, repair, reserve_node_names
+from torch_export_names import _fx_namespace, find_unrecorded_names, record_node_names, repair
 
 from helpers import add_named_node, lint_all, not_reproduced, require_unrecorded, submodule
 from models import CondMulInput, MulInput
@@ -47,7 +47,7 @@ def test_top_level_collision_is_fixed():
     ep = make()
     assert [n.name for n in ep.graph.nodes] == ["mul", "mul_1", "output"]
     expect_collision_without_repair(make, "", "mul")
-    assert reserve_node_names(ep) > 0
+    assert record_node_names(ep) > 0
     node = add_named_node(ep.graph, "mul")
     assert node.name == "mul_2"
     lint_all(ep)
@@ -66,7 +66,7 @@ def test_cond_branch_collision_is_fixed():
     assert [n.name for n in branch.nodes if n.op == "placeholder"] == operands
     require_unrecorded(ep, "true_graph_0.mul_2")
     expect_collision_without_repair(make, "true_graph_0", "mul")
-    reserve_node_names(ep)
+    record_node_names(ep)
     add_named_node(branch, "mul")
     lint_all(ep)
 
@@ -80,7 +80,7 @@ def test_set_grad_region_collision_is_fixed():
     region = submodule(ep, path).graph
     require_unrecorded(ep, f"{path}.mul_1")
     expect_collision_without_repair(make, path, "mul")
-    reserve_node_names(ep)
+    record_node_names(ep)
     add_named_node(region, "mul")
     lint_all(ep)
 
@@ -96,8 +96,8 @@ def test_unrecorded_names_are_qualified_with_the_submodule_path():
 def test_is_idempotent():
     ep = export(CondMulInput(), (3,), (3,))
     unrecorded = require_unrecorded(ep)
-    assert reserve_node_names(ep) == len(unrecorded)
-    assert reserve_node_names(ep) == 0
+    assert record_node_names(ep) == len(unrecorded)
+    assert record_node_names(ep) == 0
     assert repair(ep) == (0, 0, 0)
 
 
@@ -107,7 +107,7 @@ def test_accepts_program_module_or_graph(kind):
     obj = {"exported_program": ep, "graph_module": ep.graph_module, "graph": ep.graph}[kind]
     unrecorded = require_unrecorded(ep)
     assert any("." in n for n in unrecorded)  # nested graphs are covered too
-    assert reserve_node_names(obj) == len(unrecorded)
+    assert record_node_names(obj) == len(unrecorded)
     assert find_unrecorded_names(ep) == []
 
 
@@ -118,14 +118,14 @@ def test_detached_graph_without_module():
     for n in graph.nodes:
         n.name = n.name + "_x"  # renamed the way torch.export does: unrecorded
     assert len(find_unrecorded_names(graph)) == 3
-    assert reserve_node_names(graph) == 3
+    assert record_node_names(graph) == 3
     assert find_unrecorded_names(graph) == []
 
 
 def test_rejects_other_objects_with_a_clear_error():
     expected = r"ExportedProgram, torch.fx.GraphModule or torch.fx.Graph, got torch.nn.modules.linear.Linear"
     with pytest.raises(TypeError, match=expected):
-        reserve_node_names(torch.nn.Linear(2, 2))
+        record_node_names(torch.nn.Linear(2, 2))
 
 
 def test_suffix_counter_follows_recorded_names():
@@ -133,7 +133,7 @@ def test_suffix_counter_follows_recorded_names():
     ep = export(MulInput(), (3,))
     op = next(n for n in ep.graph.nodes if n.name == "mul_1")
     op.name = "mul_1000"  # as torch.export would: unrecorded
-    reserve_node_names(ep)
+    record_node_names(ep)
     ns = ep.graph._graph_namespace
     assert ns._base_count["mul"] == 1000
     assert ns._obj_to_name[op] == "mul_1000"
@@ -150,3 +150,13 @@ def test_create_name_never_returns_a_used_name_after_repair():
             fresh = _fx_namespace.fresh_name(m.graph, candidate)
             assert fresh not in taken
             taken.add(fresh)
+
+
+def test_reserve_node_names_is_a_deprecated_alias_of_record_node_names():
+    import torch_export_names
+
+    ep = torch.export.export(MulInput(), (torch.randn(3),))
+    unrecorded = require_unrecorded(ep, "mul_1")
+    with pytest.warns(torch_export_names.TorchExportNamesWarning, match="deprecated: call record_node_names"):
+        assert torch_export_names.reserve_node_names(ep) == len(unrecorded)
+    assert find_unrecorded_names(ep) == []
