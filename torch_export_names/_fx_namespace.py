@@ -46,7 +46,7 @@ __all__ = [
     "record",
     "record_all",
     "rename",
-    "reserve",
+    "reserve_name",
     "restore_namespace",
     "split_suffix",
     "undo_log",
@@ -144,7 +144,7 @@ def is_illegal(node: torch.fx.Node) -> bool:
     )
 
 
-def reserve(graph: torch.fx.Graph, name: str) -> bool:
+def reserve_name(graph: torch.fx.Graph, name: str) -> bool:
     """Mark ``name`` as used in ``graph``'s name space without binding it to a node.
 
     Returns True if the name was not used before.
@@ -165,7 +165,7 @@ def record(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
     and the per-base suffix counter is at least the name's suffix. Returns True
     if the name was not recorded before.
     """
-    new = reserve(graph, node.name)
+    new = reserve_name(graph, node.name)
     _namespace(graph)._obj_to_name[node] = node.name
     return new
 

@@ -135,7 +135,7 @@ def _propagate_into(sub: torch.fx.GraphModule, operands: Sequence[object], place
         if isinstance(op, torch.fx.Node)
     }
     for name in wanted.values():
-        _ns.reserve(graph, name)
+        _ns.reserve_name(graph, name)
     # Torch's rule for cond: a node that already holds an operand's name is re-suffixed.
     for node in graph.nodes:
         if node not in wanted and node.name in wanted.values():

@@ -132,10 +132,10 @@ def _repair_or_leave(ep) -> None:
         )
         return
     logger.debug(
-        "torch_export_names: repaired an ExportedProgram of %d graph(s): recorded %d names, renamed %d nodes",
+        "torch_export_names: repaired an ExportedProgram of %d graph(s): recorded %d names, named %d "
+        "subgraph placeholders after their operands, legalized %d placeholders",
         len(graphs),
-        report.recorded,
-        report.renamed + report.legalized,
+        *report,
     )
 
 
