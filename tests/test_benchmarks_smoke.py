@@ -452,3 +452,14 @@ def test_instruction_counts_of_a_two_layer_hugging_face_model_under_callgrind(tm
         assert row["ratios"]["repair_to_top_level_loop"] == row["repair"]["Ir"] / row["top_level_loop"]["Ir"]
         assert 0.3 < row["ratios"]["repair_to_top_level_loop"] < 3
     assert "| Llama 3.2 1B |" in instructions.format_table(result)
+
+
+def test_recompile_benchmark_writes_one_row_per_program_and_leaves_the_guard_in_place(tmp_path):
+    from benchmarks import recompile
+    from torch_export_names import codegen_guard
+
+    assert recompile.main(["--layers", "1", "--nodes", "200", "--reps", "1", "--out", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "recompile.json").read_text())["rows"]
+    assert [r["identical_code"] for r in rows] == [True, False, True]  # only the colliding one changes
+    assert all(r["ratio"] > 0 for r in rows) and codegen_guard.is_installed()
+    assert "| program |" in (tmp_path / "recompile.md").read_text()
