@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Callable
 
 SUBJECT = (
-    "[export] Record the node names torch.export assigns and keep them legal; "
-    "name autocast, while_loop and scan subgraph placeholders"
+    "[export] Record the node names torch.export assigns; keep fx's generated "
+    "parameters from shadowing its globals; name autocast, while_loop and scan "
+    "subgraph placeholders"
 )
 
 # Paragraphs the release patches' message shares with the upstream stack's descriptions
@@ -58,25 +59,49 @@ SHADOWING_EXAMPLE = """\
 
     x = torch.tensor([2.0, -3.0])
     torch.export.export(M(), (x,)).module()(x)  # [6., 6.], eager: [inf, -inf]
+    torch.fx.symbolic_trace(M())(x)             # the same
 
 An input called nan is wrong the same way; device, torch, pytree and
-fx_pytree make module() crash; inside a cond branch (whose placeholders
-take the operands' names) the same happens.
+fx_pytree make module() crash, and an input called round next to
+round(x.shape[0] / 3) with dynamic shapes raises TypeError: 'Tensor'
+object is not callable.
 """
 
-SHADOWING_RULE = """\
-Add torch.fx.graph._shadows_generated_code(name): whether a node or
-parameter of that name changes what the generated code means or makes
-it invalid. It is true for a name that is not an identifier, a keyword,
-__debug__, self (the forward's first parameter), a custom builtin other
-than NoneType (which only appears in annotations of locals, never
-evaluated; read from _custom_builtins when called, so one registered
-later counts too), and getattr, slice and Ellipsis, which the code
-generator writes out itself. _rename_without_collisions, which computes
-every name placeholder naming and HOP subgraph naming assign, suffixes
-such a name as it suffixes a taken one (inf -> inf_1); the graph
-signature follows through name_map as before. Every other name,
-builtins such as input included, is kept as torch names it today.
+SHADOWING_CAUSE = """\
+torch.fx's code generator writes each placeholder's target (and, in
+the pytree code generator that ExportedProgram.module() uses, each of
+the user's argument names) as a parameter of the generated function,
+outside the namespace that names everything else in it. Its body
+refers to globals by bare names: inf, nan, device, torch, fx_pytree,
+pytree, a function the graph calls, and getattr, slice, Ellipsis and
+range, which it writes out itself. A parameter of such a name shadows
+the global. The same happens with a local of the generated code: in
+forward(self, input, input_1) the placeholder input gets the local
+input_1 = input, which overwrites the second argument.
+"""
+
+SHADOWING_FIX = """\
+Add Graph._keep_parameter_names, through which Graph._python_code now
+generates the code. Every parameter keeps the name the graph gives it.
+Where a parameter is also a name the body uses for something else (a
+global of the generated code, or a local given to another node), the
+code is generated again with those parameters under fresh names, every
+use of the name in the body gets a fresh name from the code's namespace
+(a global is bound to its object under it), and the parameters get
+their names back:
+
+    def forward(self, inf):
+        inf_1 = inf
+        mul = inf_1 * inf_2        # inf_2 is math.inf
+        add = mul + inf_1
+
+When no parameter collides, the generated code is exactly what it was,
+and no name of any graph changes: an exported input called inf is
+still inf, module() takes it by position and by keyword, and the
+dynamic_shapes dict written for the model fits a re-export of
+module(). Names Python cannot take as a parameter at all (a keyword or
+a kwargs key that is not an identifier) are left as they are: the code
+generator refuses them as before.
 """
 
 MESSAGE = f"""{SUBJECT}
@@ -85,31 +110,11 @@ MESSAGE = f"""{SUBJECT}
 Backends work around it by writing the namespace's private state
 (ExecuTorch's Qualcomm and Samsung pass managers).
 
-The same direct assignment also skips the namespace's legality check.
-Most of what create_name refuses is harmless in a name torch.export
-keeps (a builtin: the argument of nn.Sequential, nn.Linear and
-nn.Conv2d is called input, and stays input), but a name the generated
-code reads as a global is not: inf, nan, device, torch, pytree,
-fx_pytree. An input called inf becomes a parameter of the generated
-forward and shadows the global inf, so ExportedProgram.module()
-silently computes the wrong result:
+A name torch.export keeps can also change what module() computes:
 
 {SHADOWING_EXAMPLE}
-{SHADOWING_RULE}
-The parameters of the forward module() generates are the user's
-argument names (forward_arg_names, still recorded as the user wrote
-them): _get_codegen, and _swap for its placeholders, take them through
-the new _legal_forward_arg_names, which replaces the ones that shadow
-(inf -> inf_1). The program's guards name the arguments as the shape
-environment knows them (L['inf']); module() now rewrites them to the
-forward's parameter names before it turns them into the guards
-function (otherwise, with dynamic shapes, module() would raise
-NameError: name 'L' is not defined). _get_input_paths binds example
-kwargs whose name changed by position. Calls by position are unchanged;
-a keyword argument renamed this way (an input passed as inf=...) is no
-longer accepted by keyword by module(), which fails loudly instead of
-computing a wrong result.
-
+{SHADOWING_CAUSE}
+{SHADOWING_FIX}
 Add one helper, Node._assign_name(name): it sets the name and records it
 through the new _Namespace._record_name, which keeps _used_names,
 _obj_to_name and _base_count consistent (create_name stays O(1)).
@@ -193,11 +198,6 @@ def _indent(text: str, spaces: int) -> str:
 
 
 # Features of a release, read from its sources.
-def _typing_list(s: Sources, path: str) -> bool:
-    """Whether ``path`` annotates with ``typing.List`` (a release that still supports Python 3.8)."""
-    return s.has(path, r"^from typing import .*\bList\b")
-
-
 def _has_name_regex(s: Sources) -> bool:
     return s.has("torch/fx/graph.py", r"^_name_regex = ")
 
@@ -275,78 +275,136 @@ _RENAME_OBJECT_ASSERT = """\
         self._used_names.add(name)
 """
 
-_SHADOWS_GENERATED_CODE = '''\
-def _shadows_generated_code(name: str) -> bool:
-    """Whether a node, or a parameter of the ``forward`` torch.fx generates, called
-    ``name`` would change what the generated code means or make it invalid.
+# Graph._keep_parameter_names (torch/fx/graph.py): the code generator keeps every parameter's
+# name and renames what the body calls by it; Graph._python_code goes through it.
+KEEP_PARAMETER_NAMES = '''\
+    def _keep_parameter_names(
+        self,
+        namespace: _Namespace,
+        generate: Callable[..., PythonCode],
+        *args: Any,
+        **kwargs: Any,
+    ) -> PythonCode:
+        """Return ``generate(*args, **kwargs)``, the code of this graph, with every
+        parameter named as the graph names it and no parameter shadowing a name
+        that the body uses for something else.
 
-    For names ``_Namespace.create_name`` did not hand out, such as the user's
-    argument names that torch.export keeps. True when ``name``:
+        The parameters are the placeholders' targets (and, for ``_PyTreeCodeGen``,
+        ``pytree_info.orig_args``). Callers may pass them by keyword, so they are
+        written as they are, not through ``namespace``. The body refers to globals
+        by name (``inf``, ``nan``, ``device``, ``torch``, a function the graph
+        calls, and the builtins ``getattr``, ``slice``, ``Ellipsis`` and ``range``
+        that the code generator writes out) and to nodes by the locals that
+        ``namespace`` gives them. So a parameter called ``inf`` turns the constant
+        ``inf`` into the argument, and in ``forward(self, input, input_1)`` the
+        local ``input_1 = input`` overwrites the second argument. Where a
+        parameter is such a name, the code is generated again with those
+        parameters under fresh names, every use of their names in the body gets
+        a fresh name from ``namespace`` (a global is bound to its object under
+        it), and the parameters get their names back. When no parameter
+        collides, the code is returned exactly as ``generate`` made it.
+        """
+        saved = (
+            namespace._obj_to_name.copy(),
+            namespace._used_names.copy(),
+            namespace._base_count.copy(),
+        )
+        code = generate(*args, **kwargs)
+        placeholders: dict[str, list[Node]] = {}
+        for node in self.nodes:
+            if node.op == "placeholder" and isinstance(node.target, str):
+                placeholders.setdefault(node.target.lstrip("*"), []).append(node)
+        info = getattr(self._codegen, "pytree_info", None)
+        orig_args = list(info.orig_args) if info is not None else []
+        clashing = [
+            name
+            for name in dict.fromkeys([*placeholders, *orig_args])
+            if name in code.globals
+            or name in ("getattr", "slice", "Ellipsis", "range")
+            or (
+                name in namespace._used_names
+                and all(
+                    namespace._obj_to_name.get(node) != name
+                    for node in placeholders.get(name, ())
+                )
+            )
+        ]
+        if not clashing:
+            return code
 
-    - is not a valid parameter name: not an identifier, a keyword, or
-      ``__debug__``;
-    - is ``self``, the first parameter of the generated ``forward``;
-    - is a global the generated code reads when it runs: a custom builtin
-      registered above (``inf``, ``nan``, ``torch``, ``device``, ``pytree``,
-      ``fx_pytree``, or one registered later) other than ``NoneType``, which
-      appears only in annotations of local variables (never evaluated); or a
-      builtin the code generator writes out itself: ``getattr`` (attribute
-      paths that are not identifiers), ``slice`` and ``Ellipsis`` (in argument
-      reprs).
+        import ast
 
-    Every other builtin (``input``, ``type``, ``id``, ...) is read only by code
-    that calls it, which a graph from torch.export does not, so a name that
-    shadows it changes nothing; ``create_name`` refuses those names anyway for
-    the names it makes up.
-    """
-    if not name.isidentifier() or keyword.iskeyword(name):
-        return True
-    if name in ("__debug__", "self", "getattr", "slice", "Ellipsis"):
-        return True
-    return name in _custom_builtins and name != "NoneType"
+        namespace._obj_to_name, namespace._used_names, namespace._base_count = saved
+        fresh = {
+            name: namespace.create_name(f"{name}_param", None) for name in clashing
+        }
+        renamed = [
+            (n, n.target) for name in clashing for n in placeholders.get(name, ())
+        ]
+        try:
+            for node, target in renamed:
+                stars = target[: len(target) - len(target.lstrip("*"))]
+                # Not through Node.__setattr__: only the code generated here sees it.
+                object.__setattr__(node, "target", stars + fresh[target.lstrip("*")])
+            if info is not None:
+                self._codegen.pytree_info = info._replace(  # type: ignore[attr-defined]
+                    orig_args=[fresh.get(arg, arg) for arg in orig_args]
+                )
+            new_code = generate(*args, **kwargs)
+        finally:
+            for node, target in renamed:
+                object.__setattr__(node, "target", target)
+            if info is not None:
+                self._codegen.pytree_info = info  # type: ignore[attr-defined]
 
-
-'''
-
-_LEGAL_FORWARD_ARG_NAMES = '''\
-def _legal_forward_arg_names(names: list[str]) -> list[str]:
-    """The user's argument names (forward_arg_names) as parameters of the forward
-    that module() generates: a name that would shadow a global of the generated
-    code or is not a valid parameter (torch.fx.graph._shadows_generated_code:
-    inf, torch, self, a keyword, ...) is replaced as create_name replaces it
-    (inf -> inf_1); every other name, builtins such as input included, is kept.
-    """
-    namespace = torch.fx.graph._Namespace()
-    namespace._used_names.update([*names, "self"])
-    return [
-        namespace.create_name(name, None)
-        if torch.fx.graph._shadows_generated_code(name)
-        else name
-        for name in names
-    ]
-
-
-'''
-
-_GUARDS_RENAME = """\
-        # ep._guards_code names the user's arguments (L['inf']); the forward
-        # takes some of them under other names (_legal_forward_arg_names)
-        ep_guards_code = ep._guards_code
-        params = SIGNATURE.parameters
-        for name, param in zip(forward_arg_names or (), params):
-            if name != param:
-                ep_guards_code = [
-                    g.replace(f"L['{name}']", f"L['{param}']") for g in ep_guards_code
+        fn = next(
+            s for s in ast.parse(new_code.src).body if isinstance(s, ast.FunctionDef)
+        )
+        uses: dict[str, list[ast.Name]] = {}
+        for stmt in fn.body:
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name):
+                    uses.setdefault(n.id, []).append(n)
+        if not any(name in uses for name in clashing):
+            return code  # each name is only ever the parameter
+        params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+        params += [a for a in (fn.args.vararg, fn.args.kwarg) if a is not None]
+        edits = []
+        for name in clashing:
+            if name in uses:
+                alias = namespace.create_name(name, None)
+                if not any(isinstance(n.ctx, ast.Store) for n in uses[name]):
+                    new_code.globals[alias] = new_code.globals.get(
+                        name, getattr(builtins, name, None)
+                    )
+                edits += [
+                    (n.lineno, n.col_offset, n.end_col_offset, alias)
+                    for n in uses[name]
                 ]
-"""
+            tmp = fresh[name]
+            edits += [
+                (n.lineno, n.col_offset, n.end_col_offset, name)
+                for n in uses.get(tmp, ())
+            ]
+            edits += [
+                (a.lineno, a.col_offset, a.col_offset + len(tmp.encode()), name)
+                for a in params
+                if a.arg == tmp
+            ]
+        lines = new_code.src.split("\\n")
+        for lineno, start, end, text in sorted(edits, reverse=True):
+            line = lines[lineno - 1].encode()
+            lines[lineno - 1] = (line[:start] + text.encode() + line[end:]).decode()
+        new_code.src = "\\n".join(lines)
+        return new_code
 
-_KWARGS_REBIND = """\
-    args, kwargs = example_inputs
-    params = list(signature.parameters)
-    if kwargs and len(params) == len(args) + len(kwargs):
-        # forward_arg_names end with the kwargs in order; some may have been
-        # renamed (_legal_forward_arg_names)
-        kwargs = dict(zip(params[len(args) :], kwargs.values()))
+'''
+
+PYTHON_CODE_STOCK = "        return self._codegen._gen_python_code(\n"
+PYTHON_CODE_KEEPING = """\
+        return self._keep_parameter_names(
+            namespace,
+            self._codegen._gen_python_code,
 """
 
 _MAP_IMPL = """\
@@ -501,16 +559,6 @@ _OLD_HOO_LOOP_NEW = """\
                     _rename_without_collisions(name_map, node.name, node.name)
                 )
 """
-_OLD_COLLISION_TEST = """\
-    if name in name_map.values():
-        # non-placeholder nodes may be suffixed with the count
-"""
-_OLD_COLLISION_TEST_NEW = """\
-    # A name that would change what the code torch.fx generates means (inf,
-    # torch, device, self, a keyword, ...) is suffixed as if it were taken.
-    if name in name_map.values() or torch.fx.graph._shadows_generated_code(name):
-        # non-placeholder nodes may be suffixed with the count
-"""
 _RENAME_OBJECT_13 = """\
     def _rename_object(self, obj: object, name: str) -> None:
         if obj not in self._obj_to_name:
@@ -582,148 +630,18 @@ EDITS: list[Edit] = [
         ),
     ),
     Edit(
-        "torch/fx/graph.py: new _shadows_generated_code",
+        "torch/fx/graph.py: new Graph._keep_parameter_names",
         (
             Alt(
                 "torch/fx/graph.py",
-                "def _is_magic(x: str) -> bool:\n",
-                _SHADOWS_GENERATED_CODE + "def _is_magic(x: str) -> bool:\n",
+                "    def __str__(self) -> str:\n",
+                KEEP_PARAMETER_NAMES + "    def __str__(self) -> str:\n",
             ),
         ),
     ),
     Edit(
-        "_rename_without_collisions: suffix a name that shadows generated code like a taken one",
-        (
-            Alt(
-                _UTILS,
-                """\
-    new_name = name
-    if new_name in used_names:
-        new_name = f"{key}_{find_available[key] + 1}"
-""",
-                """\
-    new_name = name
-    # A name that would change what the code torch.fx generates means (inf,
-    # torch, device, self, a keyword, ...) is suffixed as if it were taken.
-    if new_name in used_names or torch.fx.graph._shadows_generated_code(new_name):
-        new_name = f"{key}_{find_available[key] + 1}"
-""",
-            ),
-            *(
-                Alt(path, _OLD_COLLISION_TEST, _OLD_COLLISION_TEST_NEW, note=_OLD_RENAME)
-                for path in (_UTILS, _EP)
-            ),
-        ),
-    ),
-    Edit(
-        "_unlift: new _legal_forward_arg_names",
-        (
-            Alt(
-                "torch/export/_unlift.py",
-                "def _get_codegen(\n",
-                _LEGAL_FORWARD_ARG_NAMES + "def _get_codegen(\n",
-                when=lambda s: not _typing_list(s, "torch/export/_unlift.py"),
-            ),
-            Alt(
-                "torch/export/_unlift.py",
-                "def _get_codegen(\n",
-                _LEGAL_FORWARD_ARG_NAMES.replace("list[str]", "List[str]") + "def _get_codegen(\n",
-                when=lambda s: _typing_list(s, "torch/export/_unlift.py"),
-                note="torch/export/_unlift.py annotates with typing.List in this release "
-                "(list[str] needs Python 3.9).",
-            ),
-        ),
-    ),
-    Edit(
-        "_unlift._get_codegen: module()'s forward takes legal parameter names",
-        (
-            Alt(
-                "torch/export/_unlift.py",
-                """\
-    if forward_arg_names:
-        names = forward_arg_names
-""",
-                """\
-    if forward_arg_names:
-        names = _legal_forward_arg_names(forward_arg_names)
-""",
-            ),
-        ),
-    ),
-    Edit(
-        "_unlift: guards name the forward's parameters",
-        (
-            Alt(
-                "torch/export/_unlift.py",
-                "        ep_guards_code = _force_ep_signature_match(ep._guards_code, input_paths)\n",
-                _GUARDS_RENAME.replace("SIGNATURE", "sig")
-                + "        ep_guards_code = _force_ep_signature_match(ep_guards_code, input_paths)\n",
-            ),
-            Alt(
-                "torch/export/_unlift.py",
-                "        guards_code.extend(ep._guards_code)\n",
-                _GUARDS_RENAME.replace("SIGNATURE", "inspect.signature(unlift_gm.forward)")
-                + "        guards_code.extend(ep_guards_code)\n",
-            ),
-        ),
-        na=(
-            "module() turns no guards code of the exported program into code "
-            "(no _guards_code in torch/export/_unlift.py)",
-            lambda s: not s.has("torch/export/_unlift.py", r"_guards_code"),
-        ),
-    ),
-    Edit(
-        "_swap: placeholders of the swapped module take legal names",
-        (
-            Alt(
-                "torch/export/_swap.py",
-                """\
-    for arg in forward_arg_names:
-        with gm.graph.inserting_before(old_placeholders[0]):
-""",
-                """\
-    from torch.export._unlift import _legal_forward_arg_names
-
-    for arg in _legal_forward_arg_names(forward_arg_names):
-        with gm.graph.inserting_before(old_placeholders[0]):
-""",
-            ),
-        ),
-        na=(
-            "torch/export/_swap.py (module swapping) does not exist in this release",
-            lambda s: s.text("torch/export/_swap.py") is None,
-        ),
-    ),
-    Edit(
-        "_unlift._get_input_paths: bind renamed kwargs by position",
-        (
-            Alt(
-                "torch/export/_unlift.py",
-                """\
-    args, kwargs = example_inputs
-    binded = signature.bind(*args, **kwargs)
-""",
-                """\
-    args, kwargs = example_inputs
-    params = list(signature.parameters)
-    if kwargs and len(params) == len(args) + len(kwargs):
-        # forward_arg_names end with the kwargs in order; some may have been
-        # renamed (_legal_forward_arg_names)
-        kwargs = dict(zip(params[len(args) :], kwargs.values()))
-    binded = signature.bind(*args, **kwargs)
-""",
-            ),
-            Alt(
-                "torch/export/_unlift.py",
-                "    args, kwargs = example_inputs\n    ctx = signature.bind(*args, **kwargs).arguments\n",
-                _KWARGS_REBIND + "    ctx = signature.bind(*args, **kwargs).arguments\n",
-            ),
-        ),
-        na=(
-            "module() does not bind example inputs to its forward's signature "
-            "(no signature.bind in torch/export/_unlift.py): nothing to re-bind",
-            lambda s: not s.has("torch/export/_unlift.py", r"signature\.bind\("),
-        ),
+        "torch/fx/graph.py: Graph._python_code generates through _keep_parameter_names",
+        (Alt("torch/fx/graph.py", PYTHON_CODE_STOCK, PYTHON_CODE_KEEPING),),
     ),
     Edit(
         "_name_hoo_subgraph_placeholders: wrap_with_autocast, while_loop, scan branches",

@@ -1,18 +1,21 @@
 # Owner(s): ["oncall: export"]
-"""torch.export records every node name it assigns, and keeps it legal (pytorch/pytorch#202927).
+"""torch.export records every node name it assigns, and fx's generated code keeps
+every parameter from shadowing its globals (pytorch/pytorch#202927).
 
 torch.export renames nodes after tracing. A name it assigns without recording
 it in the graph's namespace can be handed out again by ``create_node``, and
-the graph then fails to lint with "Node redefined name ...". A name that
-is a global the code torch.fx generates reads (``inf``, ``nan``, ``device``,
-``torch``, ...) shadows it and changes what ``ExportedProgram.module()``
-computes. Other names, builtins such as ``input`` included, must stay as they
-are (``TestNamesKept``): they shadow nothing.
+the graph then fails to lint with "Node redefined name ...". A parameter of
+the code torch.fx generates that is also a global the code reads (``inf``,
+``nan``, ``device``, ``torch``, ...) or a local it gives another node shadows
+it and changes what ``ExportedProgram.module()`` or a traced module computes;
+the parameter keeps its name and the body's other uses are renamed. Names
+stay as the user wrote them (``TestNamesKept``: those tests pass on torch
+without the fix too).
 """
 
+import builtins
 import inspect
 import io
-import keyword
 import math
 import unittest
 
@@ -39,11 +42,6 @@ try:
 except ImportError:
     _copy_graph_module_and_signature = None
 HAS_AUTOCAST_HOP = hasattr(torch._higher_order_ops.wrap, "wrap_with_autocast")
-try:
-    from torch.export._swap import _swap_modules
-except ImportError:
-    _swap_modules = None
-
 
 class MulInput(torch.nn.Module):
     # The input takes the name "mul", so the model's own mul becomes mul_1.
@@ -104,6 +102,11 @@ class InputInput(torch.nn.Module):
         return input + 1
 
 
+class XInput(torch.nn.Module):
+    def forward(self, x, input):
+        return x + input
+
+
 def _sequential():
     # nn.Sequential (like nn.Linear and nn.Conv2d) calls its argument "input"
     return torch.nn.Sequential(
@@ -124,8 +127,8 @@ else:
 
 
 class ConvInfInput(torch.nn.Module):
-    # A renamed argument (inf -> inf_1) with dynamic shapes: the guards of the
-    # exported program name it L['inf'].
+    # An argument called inf with dynamic shapes: the guards of the exported
+    # program name it L['inf'].
     def __init__(self):
         super().__init__()
         self.conv = torch.nn.Conv2d(3, 4, 3)
@@ -135,23 +138,25 @@ class ConvInfInput(torch.nn.Module):
         return y * math.inf + y
 
 
+class InfAndXInput(torch.nn.Module):
+    def forward(self, x, inf):
+        return x * math.inf + inf
+
+
+class RoundInput(torch.nn.Module):
+    def forward(self, x, round):
+        return x[: builtins.round(x.shape[0] / 3)] * round
+
+
+class InputAndInput1(torch.nn.Module):
+    def forward(self, input, input_1):
+        return input - input_1
+
+
 class InfInput(torch.nn.Module):
     # A placeholder called inf would shadow the global inf of generated code.
     def forward(self, inf):
         return inf * math.inf + inf
-
-
-class SubmoduleInfInput(torch.nn.Module):
-    class Sub(torch.nn.Module):
-        def forward(self, x):
-            return x + 1
-
-    def __init__(self):
-        super().__init__()
-        self.sub = SubmoduleInfInput.Sub()
-
-    def forward(self, inf):
-        return self.sub(inf) * math.inf + inf
 
 
 class CondInfOperand(torch.nn.Module):
@@ -166,11 +171,12 @@ class CondInfOperand(torch.nn.Module):
 
 
 def _codegen_global_input(name):
-    # forward(self, <name>): <name> + ones(3, device="cpu")
+    # forward(self, <name>): a device argument and a nan constant in the graph
     namespace = {}
     exec(
         f"def forward(self, {name}):\n"
-        f"    return {name} + _torch.ones(3, device='cpu')\n",
+        f"    y = _torch.where({name} > 0, {name}, float('nan'))\n"
+        f"    return y + _torch.ones(3, device='cpu')\n",
         {"_torch": torch},
         namespace,
     )
@@ -183,19 +189,6 @@ def _placeholder_names(gm):
 
 def _output_node(graph):
     return next(n for n in reversed(graph.nodes) if n.op == "output")
-
-
-def _shadows_generated_code(name):
-    # torch.fx.graph._shadows_generated_code; the same rule where this torch
-    # lacks it (to show what these tests check on a torch without the fix)
-    rule = getattr(torch.fx.graph, "_shadows_generated_code", None)
-    if rule is not None:
-        return rule(name)
-    if not name.isidentifier() or keyword.iskeyword(name):
-        return True
-    if name in ("__debug__", "self", "getattr", "slice", "Ellipsis"):
-        return True
-    return name in torch.fx.graph._custom_builtins and name != "NoneType"
 
 
 def _hop_node(gm, name):
@@ -334,63 +327,80 @@ output output""",
         self.assertEqual(_placeholder_names(ep.graph_module), ["input"])
         self.assertNamesRecorded(ep.graph_module)
 
-    def assertNamesLegal(self, gm):
-        for path, mod in gm.named_modules():
-            if isinstance(mod, torch.fx.GraphModule):
-                for node in mod.graph.nodes:
-                    self.assertFalse(
-                        _shadows_generated_code(node.name),
-                        f"{path or 'top-level graph'}: {node.name}",
-                    )
-
-    def test_input_named_inf_computes_the_eager_result(self):
+    def test_input_named_inf_keeps_its_name_and_computes_the_eager_result(self):
         x = torch.tensor([2.0, -3.0])
         ep = export(InfInput(), (x,))
-        self.assertEqual(ep.module()(x), InfInput()(x))  # [6., 6.] when inf is a parameter
-        self.assertEqual(_placeholder_names(ep.graph_module), ["inf_1"])
-        self.assertEqual([s.arg.name for s in ep.graph_signature.input_specs], ["inf_1"])
-        self.assertNamesLegal(ep.graph_module)
+        self.assertEqual(ep.module()(x), InfInput()(x))  # [6., 6.] when inf is shadowed
+        self.assertEqual(_placeholder_names(ep.graph_module), ["inf"])
+        self.assertEqual([s.arg.name for s in ep.graph_signature.input_specs], ["inf"])
+        by_keyword = export(InfInput(), (), {"inf": x}).module()
+        self.assertEqual(by_keyword(inf=x), InfInput()(x))
 
     @parametrize("name", ["device", "torch", "pytree", "fx_pytree", "nan"])
     def test_input_named_like_a_codegen_global_runs(self, name):
-        model, x = _codegen_global_input(name), torch.randn(3)
+        model, x = _codegen_global_input(name), torch.tensor([1.0, -2.0, 3.0])
         ep = export(model, (x,))
         self.assertEqual(ep.module()(x), model(x))
-        self.assertNamesLegal(ep.graph_module)
+        self.assertEqual(_placeholder_names(ep.graph_module), [name])
+        by_keyword = export(model, (), {name: x}).module()
+        self.assertEqual(by_keyword(**{name: x}), model(x))
 
     def test_input_named_inf_with_dynamic_shapes_runs_on_new_shapes(self):
-        # module() turns the program's guards (on L['inf']) into code over the
-        # forward's parameters (inf_1); so do run_decompositions and load
+        # the guards name the argument L['inf'], and so does the forward
         model, new = ConvInfInput(), torch.randn(5, 3, 11, 9)
         ep = export(model, (torch.randn(2, 3, 8, 8),), dynamic_shapes=(IMAGE_DIMS,))
-        self.assertEqual(_placeholder_names(ep.graph_module)[-1], "inf_1")
+        self.assertEqual(_placeholder_names(ep.graph_module)[-1], "inf")
         buffer = io.BytesIO()
         torch.export.save(ep, buffer)
         buffer.seek(0)
-        self.assertEqual(list(inspect.signature(ep.module().forward).parameters), ["inf_1"])
+        # export names nothing differently with the fix, so this is also what
+        # torch without it saves
         for program in (ep, ep.run_decompositions(), torch.export.load(buffer)):
             module = program.module()
-            # inf_1; arg_0 where this torch does not keep the argument names
-            (param,) = inspect.signature(module.forward).parameters
-            self.assertFalse(_shadows_generated_code(param), param)
             self.assertEqual(module(new), model(new))
             with self.assertRaisesRegex(Exception, "Guard failed|shape|size"):
                 module(torch.randn(5, 3, 2, 9))  # height below the conv's kernel
-            self.assertNamesLegal(program.graph_module)
 
-    @unittest.skipIf(_swap_modules is None, "this torch has no torch.export._swap")
-    def test_swapped_module_with_input_named_inf_computes_the_eager_result(self):
-        # _swap_modules makes its placeholders from the argument names
-        model, x = SubmoduleInfInput(), torch.tensor([2.0, -3.0])
-        ep = export(model, (x,), preserve_module_call_signature=("sub",))
-        gm = _swap_modules(ep, {"sub": SubmoduleInfInput.Sub()})
-        self.assertEqual(gm(x), model(x))
+    def test_dynamic_shapes_dict_fits_a_re_export_of_module(self):
+        # the usual pt2e flow: export, module(), export again with the same dict
+        model = InfAndXInput()
+        args = (torch.tensor([1.0, -2.0, 3.0]), torch.tensor([0.5, 1.0, 2.0]))
+        batch = Dim("batch")
+        dynamic_shapes = {"x": {0: batch}, "inf": {0: batch}}
+        module = export(model, args, dynamic_shapes=dynamic_shapes).module()
+        if list(inspect.signature(module.forward).parameters) != ["x", "inf"]:
+            self.skipTest("this torch's module() does not take the argument names")
+        again = export(module, args, dynamic_shapes=dynamic_shapes).module()
+        new = (torch.tensor([1.0, -2.0, 3.0, -4.0]), torch.randn(4))
+        self.assertEqual(again(*new), model(*new))
+
+    @unittest.skipIf(not hasattr(Dim, "AUTO"), "this torch has no Dim.AUTO")
+    def test_input_named_round_next_to_a_call_of_round_runs(self):
+        # builtins.round on a symbolic size is a call_function in the graph
+        model, x, r = RoundInput(), torch.randn(9), torch.tensor(2.0)
+        ep = export(model, (x, r), dynamic_shapes=({0: Dim.AUTO}, None))
+        new = torch.randn(12)
+        self.assertEqual(ep.module()(new, r), model(new, r))
 
     def test_cond_branch_placeholder_named_inf_computes_the_eager_result(self):
         args = (torch.tensor([2.0, -3.0]), torch.tensor([1.0, 4.0]))
         ep = export(CondInfOperand(), args)
         self.assertEqual(ep.module()(*args), CondInfOperand()(*args))
-        self.assertNamesLegal(ep.graph_module)
+
+    def test_symbolic_trace_of_an_argument_named_inf(self):
+        model, x = InfInput(), torch.tensor([2.0, -3.0])
+        gm = torch.fx.symbolic_trace(model)
+        self.assertEqual(list(inspect.signature(gm.forward).parameters), ["inf"])
+        self.assertEqual(gm(x), model(x))
+        self.assertEqual(gm(inf=x), model(x))
+
+    def test_symbolic_trace_of_arguments_input_and_input_1(self):
+        # the placeholder input gets the local input_1, which must not
+        # overwrite the argument input_1
+        model, a, b = InputAndInput1(), torch.randn(3), torch.randn(3)
+        gm = torch.fx.symbolic_trace(model)
+        self.assertEqual(list(inspect.signature(gm.forward).parameters), ["input", "input_1"])
+        self.assertEqual(gm(a, b), model(a, b))
 
     def test_unlift_records_output_name(self):
         ep = export(ParamsBuffersConstants(), (torch.randn(3),))
@@ -447,6 +457,16 @@ class TestNamesKept(TestCase):
             strict=False,  # older releases' strict export refuses a Sequential called by keyword
         )
         self.assertEqual(ep.module()(input=new), model(new))
+
+
+    def test_generated_code_is_unchanged_where_no_parameter_collides(self):
+        gm = torch.fx.symbolic_trace(XInput())
+        expected = """\
+def forward(self, x, input):
+    input_1 = input
+    add = x + input_1;  x = input_1 = None
+    return add"""
+        self.assertEqual(gm.code.strip(), expected)
 
 
 class TestNodeAssignName(TestCase):

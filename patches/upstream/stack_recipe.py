@@ -65,7 +65,7 @@ assigning node.name; the audit (every ".name =" under torch/export and
 torch/_export) found no other node-name site: the rest name signature
 specs or serialized schema entries, not FX nodes.
 
-Fixes #202927
+Part of #202927
 
 User-visible change:
 None in the names export prints: every node gets the name it got
@@ -122,83 +122,60 @@ to delete once names are assigned through the namespace.
 Why this can land alone:
 It changes no visible name, no golden and no API; it only makes names
 that torch.export already assigns known to the graph that holds them.
-The two commits that follow (legal names, HOP subgraph placeholders) use
-the helper but are independent of each other.
+The two commits that follow (parameters of fx's generated code, HOP
+subgraph placeholders) are independent of each other.
 """
 )
 
 MESSAGE_2 = (
     """\
-[export] Keep argument and node names from shadowing the globals of fx's generated code
+[fx] Keep parameters of the generated code from shadowing the names its body uses
 
 Summary:
-torch.export keeps the user's argument names for placeholders and
-assigns them directly, without the namespace's legality check. Most of
-what create_name refuses is harmless in a name torch.export keeps (a
-builtin: the argument of nn.Sequential, nn.Linear and nn.Conv2d is
-called input, and stays input), but a name the generated code reads as
-a global is not: inf, nan, device, torch, pytree, fx_pytree. An input
-called inf becomes a parameter of the generated forward and shadows the
-global inf, so ExportedProgram.module() silently computes the wrong
-result:
+A parameter of the code torch.fx generates can shadow a global or a
+local of that code, and the graph module then computes something else
+than the graph:
 
 """
     + recipe.SHADOWING_EXAMPLE
     + "\n"
-    + recipe.SHADOWING_RULE
+    + recipe.SHADOWING_CAUSE
+    + "\n"
+    + recipe.SHADOWING_FIX
     + """
-The parameters of the forward module() generates are the user's
-argument names (forward_arg_names, still recorded as the user wrote
-them): _get_codegen, and _swap for its placeholders, take them through
-the new _legal_forward_arg_names, which replaces the ones that shadow
-(inf -> inf_1). The program's guards name the arguments as the shape
-environment knows them (L['inf']); module() now rewrites them to the
-forward's parameter names before it turns them into the guards
-function (otherwise, with dynamic shapes, module() would raise
-NameError: name 'L' is not defined). _get_input_paths binds example
-kwargs whose name changed by position.
+Part of #202927
 
 User-visible change:
-Only for programs whose argument names shadow a global of the generated
-code (inf, nan, device, torch, pytree, fx_pytree, self, getattr, slice,
-Ellipsis, a keyword or a non-identifier kwargs key): the placeholder and
-its input spec are suffixed (inf -> inf_1), and module() computes
-eager's result instead of a wrong one or a crash. Calls by position are
-unchanged; such an argument can no longer be passed to module() by
-keyword (inf=...): a loud TypeError instead of a wrong result. input
-and the other builtins keep their names (tests pin that), so no
-expected output that exports an nn.Linear or nn.Sequential changes.
+Only the generated code of graphs with such a parameter: the body's
+other uses of the name get a suffixed name (inf_2 above), and the
+graph module computes what the graph says. No node name, placeholder,
+input spec, signature or keyword changes; nothing else in
+torch.export changes. Code of every other graph is byte-identical
+(test_codegen_unchanged_when_no_parameter_collides).
 
 Test Plan:
-python -m pytest test/test_fx.py -k test_shadows_generated_code
+python -m pytest test/test_fx.py -k "codegen_parameter_named or codegen_unchanged"
 python -m pytest test/export/test_export.py -k "named_inf or \\
-  codegen_global or swapped_module_with_input or \\
-  argument_named_input or sequential_input_with"
-python -m pytest test/export/test_export.py
-
-The last two of those tests (an argument called input; nn.Sequential
-with dynamic shapes and by keyword) pass before this commit too: they
-pin that names which shadow nothing stay as they are.
+  codegen_global or named_round or reexport_of_module"
 
 Alternatives considered:
-- Refuse every name create_name refuses (_illegal_names: every
-  builtin). It renames input, the argument of most nn modules, changes
-  their calling convention and every golden that exports one, and with
-  dynamic shapes makes module() raise NameError (the guards still say
-  L['input']).
-- Rename inside the fx code generator instead of at export: the code
-  generator would need to know which parameter names the caller
-  promised (forward_arg_names, input specs), and every other graph
-  producer would change names too.
-Cost: _shadows_generated_code costs 2.1k instructions per assigned
-name (callgrind). The whole stack on torch.export.export of the Llama
-decoder: +0.76M instructions on 1 layer, +0.10% of export (run-to-run
-spread 0.09%), and +6.05M on 4 layers, +0.24% (spread 0.12%).
+- Rename the argument at export (inf -> inf_1): fixes the numbers but
+  changes the calling convention: module() no longer takes inf=...,
+  the dynamic_shapes dict written for the model no longer fits a
+  re-export, the guards (L['inf']) need rewriting, and a program saved
+  by an older torch keeps the old name. It does nothing for
+  symbolic_trace.
+- Give every global the generated code writes a name no parameter
+  takes, through add_global: the literals (repr of inf, nan, devices,
+  slice, Ellipsis, range; getattr; torch.ops qualified names; fx_pytree
+  and pytree) are written in many places, and a new one would reopen
+  the bug. Reading the uses off the generated code covers them all.
+Cost: one dict/set lookup per parameter on every codegen; the second
+generation and the ast parse happen only for graphs with a colliding
+parameter.
 
 Why this can land alone:
-It needs only commit 1 (names go through Node._assign_name); it changes
-no name outside the shadowing ones and no golden in PyTorch's tests
-(see CHECK.md). Commit 3 does not depend on it.
+It does not depend on commit 1 or 3 and changes only torch/fx/graph.py.
 """
 )
 
@@ -256,6 +233,8 @@ torch.export.export of the Llama decoder: +0.10% (1 layer) and +0.24%
 Why this can land alone:
 It needs only commit 1 (Node._assign_name); commit 2 is independent of
 it. It is the only commit of the stack that changes printed names.
+
+Fixes #202927
 """
 
 COMMITS = [
@@ -265,18 +244,18 @@ COMMITS = [
             0,  # _Namespace._record_name
             1,  # Node._assign_name
             (_UTILS, recipe.HOO_LOOP_STOCK, _HOO_LOOP_RECORDED),
-            *range(11, 22),  # placeholder naming, run_decompositions, _trace, unlift, ...
+            *range(6, 17),  # placeholder naming, run_decompositions, _trace, unlift, ...
             *stack_tests.COMMIT_1,
         ),
     ),
     Commit(
         MESSAGE_2,
-        (*range(2, 9), *stack_tests.COMMIT_2),
+        (2, 3, *stack_tests.COMMIT_2),  # Graph._keep_parameter_names, _python_code
     ),
     Commit(
         MESSAGE_3,
         (
-            9,  # the wrap_with_autocast, while_loop and scan branches
+            4,  # the wrap_with_autocast, while_loop and scan branches
             (_UTILS, _HOO_LOOP_RECORDED, recipe.HOO_LOOP_OPERANDS),
             *stack_tests.COMMIT_3,
         ),

@@ -3,7 +3,9 @@
     python -m torch_export_names._torch_patch._child --out RESULT.json
         [--expect-torch-under DIR] [--tests TEST_FILE ...]
 
-Checks, each reported as pass, fail or skip, with the hook NOT installed:
+Checks, each reported as pass, fail or skip, with the hook NOT installed and the
+package's code-generator guard (``codegen_guard``, which importing the package puts
+in place) taken off, so that torch's own code generator is what runs:
 
 - ``case``: every reproduction in ``torch_export_names._cases.CASES``, run with
   ``repaired=False``; it passes only if ``find_unrecorded_names`` of the
@@ -309,14 +311,19 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import torch.fx.graph
 
-    from torch_export_names import hook
+    from torch_export_names import codegen_guard, hook
 
+    # Importing the package put its code-generator guard in place: take it off, so
+    # that what runs is this torch's own code generator, patched or not.
+    codegen_guard.uninstall()
     info: dict[str, Any] = {
         "version": torch.__version__,
         "torch_file": torch.__file__,
         "fx_graph_file": torch.fx.graph.__file__,
         "has_assign_name": hasattr(torch.fx.Node, "_assign_name"),
+        "keeps_parameter_names": hasattr(torch.fx.Graph, "_keep_parameter_names"),
         "hook_installed": hook.is_installed(),
+        "codegen_guard_installed": codegen_guard.is_installed(),
         "TORCH_EXPORT_NAMES": os.environ.get("TORCH_EXPORT_NAMES"),
     }
     problems = []
@@ -327,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
                 problems.append(f"{key} is {info[key]}, not under {expected}")
     if info["hook_installed"] or info["TORCH_EXPORT_NAMES"] not in (None, "", "0"):
         problems.append("the torch_export_names hook is active")
+    if info["codegen_guard_installed"]:
+        problems.append("the torch_export_names code-generator guard is in place")
     if problems:
         args.out.write_text(json.dumps({"torch": info, "problems": problems, "checks": []}))
         print("; ".join(problems), file=sys.stderr)

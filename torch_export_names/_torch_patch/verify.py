@@ -4,12 +4,15 @@
 writes the patched files into it, and runs ``_child`` in a subprocess that
 imports torch from the overlay, with the hook not installed. Then, unless
 ``baseline=False``, it runs the same checks against the unpatched installed
-torch. It passes when every check passes with the patch, every reproduction
-case and every carried test fails without it (so each of them shows
-something the patch changes), and every guard (a program torch handles
-without the patch: ``nn.Sequential`` with dynamic shapes, an argument called
-``input``) passes without it too and shows the caller the same thing in both
-runs (so the patch changes nothing it should not). The installed torch is
+torch. Both runs take the package's own code-generator guard off, so that
+torch's code generator is what runs. It passes when every check passes with
+the patch, every reproduction case and every carried test fails without it
+(so each of them shows something the patch changes: the shadowing tests check
+that every argument keeps its name and ``module()`` computes eager's numbers),
+and every guard (a program torch handles without the patch: ``nn.Sequential``
+with dynamic shapes, an argument called ``input``, code generated where no
+parameter collides) passes without it too and shows the caller the same thing
+in both runs (so the patch changes nothing it should not). The installed torch is
 only read; its patched files are hashed before and after to prove it.
 
 On a torch that already carries the patch (``patch apply``, or patched by
@@ -144,7 +147,9 @@ class Report:
             ),
             f"patched torch imported from {self.patched.torch['fx_graph_file']} "
             f"(Node._assign_name: {self.patched.torch['has_assign_name']}, "
-            f"hook installed: {self.patched.torch['hook_installed']})",
+            f"Graph._keep_parameter_names: {self.patched.torch.get('keeps_parameter_names')}, "
+            f"hook installed: {self.patched.torch['hook_installed']}, "
+            f"code-generator guard: {self.patched.torch.get('codegen_guard_installed')})",
             "",
         ]
         lines += [f"{a:<{width}}  {b:<{width2}}  {c}".rstrip() for a, b, c in rows]
@@ -277,8 +282,12 @@ def verify(
             return _run_child(label, [*where[0], *_package_path()], where[1], tests, workdir, timeout)
 
         patched = run("patched", with_patch)
-        if not patched.torch["has_assign_name"]:
-            raise VerifyError(f"torch imported from {with_patch[1]} has no Node._assign_name")
+        for attr, key in (
+            ("Node._assign_name", "has_assign_name"),
+            ("Graph._keep_parameter_names", "keeps_parameter_names"),
+        ):
+            if not patched.torch.get(key):
+                raise VerifyError(f"torch imported from {with_patch[1]} has no {attr}")
         unpatched = run("unpatched", without) if baseline else None
     finally:
         if keep:
