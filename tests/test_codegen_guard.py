@@ -221,3 +221,19 @@ def test_importing_the_package_puts_the_guard_on_without_importing_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_a_torch_whose_code_generator_the_guard_cannot_read_keeps_its_own_code(monkeypatch):
+    from torch_export_names import _codegen_rule
+    from torch_export_names._warnings import PrivateStateMissing
+
+    def missing():
+        raise PrivateStateMissing("torch X: cannot read the names of torch.fx's generated code")
+
+    monkeypatch.setattr(_codegen_rule, "codegen_names", missing)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ep = torch.export.export(_model("x, inf", "x * math.inf + inf"), (X, X * 2))
+        gm = ep.module()
+    assert len([w for w in caught if "could not read the parameters" in str(w.message)]) == 1
+    assert gm.code == _stock(lambda: (gm.recompile(), gm.code)[1])

@@ -84,6 +84,7 @@ def _probe() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(forward.get_globals()), frozenset(set(forward.get_parameters()) - own)
 
 
+@functools.lru_cache(maxsize=None)
 def codegen_names() -> frozenset[str]:
     """The names fx's generated code binds or reads besides the names of its nodes.
 

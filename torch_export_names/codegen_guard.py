@@ -162,9 +162,13 @@ def keep_parameters(graph: torch.fx.Graph, namespace, generate: Callable[[], Any
     parameter unless it is one (see the module docstring). Returns the ``PythonCode``."""
     from . import _fx_namespace as _ns
 
-    by_name, orig_args = _param_sources(graph)
-    names = dict.fromkeys([*by_name, *orig_args])
-    risky = [name for name in names if _may_collide(name, by_name.get(name, []))]
+    try:
+        by_name, orig_args = _param_sources(graph)
+        names = dict.fromkeys([*by_name, *orig_args])
+        risky = [name for name in names if _may_collide(name, by_name.get(name, []))]
+    except Exception as e:  # noqa: BLE001 - e.g. PrivateStateMissing: torch's code generator as it is
+        _warn_failed("could not read the parameters of fx's code", e)
+        return generate()
     if not risky:
         return generate()
     before = _ns.namespace_snapshot(namespace)
@@ -176,16 +180,19 @@ def keep_parameters(graph: torch.fx.Graph, namespace, generate: Callable[[], Any
     try:
         return _regenerate(graph, namespace, generate, suspects, before) or code
     except Exception as e:  # noqa: BLE001 - never worse than torch: its own code stands
-        from ._warnings import warn_once
-
-        warn_once(
-            "codegen-guard",
-            f"torch_export_names: the code-generator guard could not keep the parameters "
-            f"{suspects} apart from the names fx's code uses ({type(e).__name__}: {e}); the "
-            "code is torch's own.",
-        )
+        _warn_failed(f"could not keep the parameters {suspects} apart from the names fx's code uses", e)
     _ns.namespace_restore(namespace, after)
     return code
+
+
+def _warn_failed(what: str, e: Exception) -> None:
+    from ._warnings import warn_once
+
+    warn_once(
+        "codegen-guard",
+        f"torch_export_names: the code-generator guard {what} ({type(e).__name__}: {e}); the code is "
+        "torch's own.",
+    )
 
 
 def _regenerate(graph, namespace, generate, suspects: list[str], before):
