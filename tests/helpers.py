@@ -149,3 +149,21 @@ def is_pinned(distribution: str) -> bool:
         return pin is not None and importlib.metadata.version(distribution) == pin.group(1)
     except importlib.metadata.PackageNotFoundError:
         return False
+
+
+def outcome(run):
+    """What ``run()`` returns, or the exception it raises (a failure as a result to compare)."""
+    try:
+        return run()
+    except Exception as e:  # noqa: BLE001 - the failure is the outcome
+        return e
+
+
+def same_values(a, b) -> bool:
+    """Whether ``a`` and ``b`` are tensors (or structures of them) equal up to float tolerance,
+    NaN equal to NaN; False for an exception or anything ``assert_close`` refuses."""
+    try:
+        torch.testing.assert_close(a, b, equal_nan=True)
+    except (AssertionError, TypeError, ValueError):
+        return False
+    return True

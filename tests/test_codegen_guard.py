@@ -21,7 +21,7 @@ from expecttest import assert_expected_inline
 from torch_export_names import codegen_guard, hook
 from torch_export_names._codegen_rule import codegen_names
 
-from helpers import not_reproduced, torch_api
+from helpers import not_reproduced, outcome, same_values, torch_api
 
 X = torch.tensor([2.0, -3.0])
 
@@ -36,18 +36,10 @@ def _model(params: str, body: str) -> torch.nn.Module:
 def _stock(run):
     """What ``run()`` gives on stock torch.fx (the guard suspended): a value, or the exception."""
     with hook.suspended():
-        try:
-            return run()
-        except Exception as e:  # noqa: BLE001 - the failure is the reproduction
-            return e
+        return outcome(run)
 
 
-def _same(a, b) -> bool:
-    try:
-        torch.testing.assert_close(a, b, equal_nan=True)
-    except (AssertionError, TypeError):
-        return False
-    return True
+_same = same_values
 
 
 def _forward_params(gm: torch.nn.Module) -> list[str]:

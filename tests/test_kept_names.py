@@ -30,7 +30,7 @@ from torch_export_names import (
 )
 from torch_export_names.hook import suspended
 
-from helpers import lint_all, not_reproduced
+from helpers import lint_all, not_reproduced, outcome, same_values
 
 X = torch.tensor([2.0, -3.0, 0.5])
 Dim = torch.export.Dim
@@ -38,19 +38,7 @@ AUTO = getattr(Dim, "AUTO", None)
 needs_auto = pytest.mark.skipif(AUTO is None, reason=f"torch {torch.__version__} has no Dim.AUTO")
 
 
-def _same(a, b) -> bool:
-    try:
-        torch.testing.assert_close(a, b, equal_nan=True)
-    except (AssertionError, TypeError):
-        return False
-    return True
-
-
-def _outcome(run):
-    try:
-        return run()
-    except Exception as e:  # noqa: BLE001 - the failure is the outcome
-        return e
+_same, _outcome = same_values, outcome
 
 
 def _input_names(ep) -> list[str]:

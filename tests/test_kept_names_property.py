@@ -33,7 +33,7 @@ from torch_export_names import (
 from torch_export_names.hook import suspended
 from torch_export_names.passes import _graph_modules
 
-from helpers import lint_all, torch_has
+from helpers import lint_all, outcome, same_values, torch_has
 
 try:
     _illegal_names = _fx_namespace.illegal_names()  # torch's table, or built from its sources
@@ -269,17 +269,4 @@ def test_hooked_export_keeps_the_names_and_computes_what_eager_does(program, rnd
         torch.testing.assert_close(got, reference, equal_nan=True, msg=src)
 
 
-def _outcome(run):
-    """What ``run()`` returns, or the exception it raises."""
-    try:
-        return run()
-    except Exception as e:  # noqa: BLE001 - the failure is the outcome
-        return e
-
-
-def _close(a, b) -> bool:
-    try:
-        torch.testing.assert_close(a, b, equal_nan=True)
-        return True
-    except AssertionError:
-        return False
+_outcome, _close = outcome, same_values
