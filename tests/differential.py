@@ -4,8 +4,9 @@
     python -m tests.differential --ci --models nn/Linear        # a subset, report on stdout
 
 Each corpus entry is a model nobody in this project wrote (torchvision, timm, ``torch.nn``,
-Hugging Face architectures built from configs with random weights) with example inputs. For each
-entry ``run_entry`` exports it once on stock torch (every patch of the package, the
+Hugging Face architectures built from configs with random weights) with example inputs, plus
+small models whose arguments are named like the globals of fx's generated code (``names/``).
+For each entry ``run_entry`` exports it once on stock torch (every patch of the package, the
 code-generator guard included, bypassed in the thread: ``hook.suspended()``) and once under
 ``torch_export_names.installed()``, in three variants: ``static`` (positional arguments),
 ``dynamic`` (positional, batch and, for convnets, spatial dimensions ``Dim.AUTO``; called again
@@ -24,6 +25,7 @@ side (every program is judged as in a fresh process).
 from __future__ import annotations
 
 import argparse
+import builtins
 import contextlib
 import copy
 import dataclasses
@@ -31,6 +33,7 @@ import importlib
 import inspect
 import io
 import json
+import math
 import os
 import platform
 import re
@@ -65,7 +68,7 @@ CHECKS = {
     "decompositions": "ep.run_decompositions(): same outcome and outputs (and as eager)",
 }
 VARIANTS = ("static", "dynamic", "kwargs")
-FAMILIES = ("torchvision", "timm", "nn", "hf")
+FAMILIES = ("torchvision", "timm", "nn", "names", "hf")
 # What the kwargs variant skips: it is the same program as static but for its input spec.
 KWARGS_CHECKS = ("export", "outputs", "signature", "keyword call", "warnings")
 
@@ -95,7 +98,7 @@ class Built:
 @dataclasses.dataclass(frozen=True)
 class Entry:
     name: str  # "family/model", the test id
-    family: str  # torchvision | timm | nn | hf
+    family: str  # nn | names | torchvision | timm | hf
     build: Callable[[], Built]
     requires: str | None = None  # the package it needs; absent -> skipped
     ci: bool = False  # in tests/test_differential.py's subset
@@ -359,6 +362,121 @@ def _nn_entries() -> list[Entry]:
     ]
 
 
+# names/: arguments named like the globals fx's generated code reads (codegen_names: inf, nan,
+# device, torch, pytree, fx_pytree, getattr, slice, Ellipsis), a builtin the graph calls (round,
+# dynamic shapes only) and a placeholder's local (input beside input_1). Each body makes the code
+# torch generates for ep.module() read that global, so stock torch's forward reads the argument
+# instead (issue 27): stock computes wrong numbers or crashes, the code-generator guard does not,
+# and every parameter keeps its name on both.
+_torch = torch  # for forwards whose argument called torch hides the module
+
+
+class _Inf(torch.nn.Module):
+    def forward(self, x, inf):
+        return x * math.inf + inf  # fx writes the literal inf
+
+
+class _Nan(torch.nn.Module):
+    def forward(self, nan):
+        return torch.where(nan > 0, nan, math.nan)  # fx writes the literal nan
+
+
+class _Device(torch.nn.Module):
+    def forward(self, x, device):
+        return x + device * torch.ones(x.shape[-1], device="cpu")  # fx writes device(type='cpu')
+
+
+class _Torch(torch.nn.Module):
+    def forward(self, x, torch):
+        return x + torch * _torch.ones(x.shape[-1], dtype=_torch.float32)  # torch.ops..., torch.float32
+
+
+class _Pytree(torch.nn.Module):
+    def forward(self, x, pytree):
+        return x * 2 + pytree  # ep.module() ends with pytree.tree_unflatten(...)
+
+
+class _FxPytree(torch.nn.Module):
+    def forward(self, x, fx_pytree):
+        return x * 2 + fx_pytree  # ep.module() starts with fx_pytree.tree_flatten_spec(...)
+
+
+class _Getattr(torch.nn.Module):
+    """ep.module() reads the parameters of ``layers[0]`` as ``getattr(self.layers, "0").weight``
+    (a path component that is not an identifier)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+
+    def forward(self, getattr):
+        return self.layers(getattr)
+
+
+# No exported construct makes the code of ep.module() (nor of ep.graph_module or of
+# run_decompositions()) write ``slice(`` or ``Ellipsis``: export lowers indexing to aten.slice /
+# unsqueeze / select with int arguments (tried, torch 2.13, strict and non-strict, static and
+# Dim.AUTO: x[..., 1:3], x[:, None, ...], setitem on slices, x.shape[:1] slicing, unflatten). Only
+# symbolic_trace writes them (tests/test_codegen_guard.py). These two entries check that the names
+# are kept and nothing else changes: stock and the hook must be the same in every check.
+class _Slice(torch.nn.Module):
+    def forward(self, x, slice):
+        return x[..., 1:] * slice[:, :-1]
+
+
+class _Ellipsis(torch.nn.Module):
+    def forward(self, x, Ellipsis):
+        return x[..., ::2] + Ellipsis[..., 1::2]
+
+
+class _Round(torch.nn.Module):
+    """With a dynamic first dimension the graph calls ``builtins.round`` on a SymInt expression and
+    fx writes ``round(...)``; with static shapes export computes it (the same on both sides)."""
+
+    def forward(self, x, round):
+        return x[: builtins.round(x.shape[0] / 3)] + round.sum()
+
+
+class _Input(torch.nn.Module):
+    """Stock fx names the placeholder ``input``'s value ``input_1``, the other argument's name."""
+
+    def forward(self, input, input_1):
+        return input * 2 - input_1
+
+
+def _names_entries() -> list[Entry]:
+    B = 2
+
+    def rows(*shapes):
+        # k=1: one row more (the dynamic first dimension of each argument)
+        return lambda k: tuple(_rand(B + k, *rest, k=k, seed=i) for i, rest in enumerate(shapes))
+
+    def named(label, cls, inputs, dims, ci=False):
+        def build():
+            return Built(cls(), inputs, dims)
+
+        return Entry(f"names/{label}", "names", _seeded(build), None, ci, 1e-4, 1e-5)
+
+    b0 = {0: AUTO}
+
+    def round_inputs(k):  # x has 7 rows (round(7/3) = 2), then 8 (round(8/3) = 3)
+        return (_rand(7 + k, 3, k=k), _rand(3, k=k, seed=1))
+
+    return [
+        named("inf", _Inf, rows((3,), (3,)), (b0, b0), ci=True),
+        named("nan", _Nan, rows((3,)), (b0,)),
+        named("device", _Device, rows((3,), (3,)), (b0, b0), ci=True),
+        named("torch", _Torch, rows((3,), (3,)), (b0, b0)),
+        named("pytree", _Pytree, rows((3,), (3,)), (b0, b0)),
+        named("fx_pytree", _FxPytree, rows((3,), (3,)), (b0, b0)),
+        named("getattr", _Getattr, rows((3,)), (b0,), ci=True),
+        named("slice", _Slice, rows((4,), (4,)), (b0, b0)),
+        named("Ellipsis", _Ellipsis, rows((4,), (4,)), (b0, b0)),
+        named("round", _Round, round_inputs, (b0, None), ci=True),
+        named("input-input_1", _Input, rows((3,), (3,)), (b0, b0), ci=True),
+    ]
+
+
 def _torchvision_entries() -> list[Entry]:
     tv, seg, vid = _torchvision, _torchvision_segmentation, _torchvision_video
     return [
@@ -518,7 +636,7 @@ def _hf_entries() -> list[Entry]:
 
 
 def corpus() -> list[Entry]:
-    return _nn_entries() + _torchvision_entries() + _timm_entries() + _hf_entries()
+    return _nn_entries() + _names_entries() + _torchvision_entries() + _timm_entries() + _hf_entries()
 
 
 def ci_subset() -> list[Entry]:
@@ -1120,7 +1238,26 @@ def markdown(
 
 
 # Explanations of known differences: regular expressions searched in "model check stock hook".
-EXPLANATIONS: dict[str, str] = {}
+EXPLANATIONS = {
+    r"^names/(inf|nan|device|torch|pytree|fx_pytree|getattr) ": "the argument is named like a global "
+    "that the code torch.fx generates for `ep.module()` reads (the literals `inf`, `nan`, "
+    "`device(...)`, `torch.ops...`/`torch.float32`, `pytree.tree_unflatten`, "
+    '`fx_pytree.tree_flatten_spec`, `getattr(self.layers, "0")` for a submodule path that is not '
+    "an identifier). On stock torch the generated forward's parameter shadows the global: it "
+    "crashes or computes wrong numbers (issue 27). Under the package the code-generator guard "
+    "gives the body's uses of the global a fresh name and the parameter keeps its name (the "
+    "signature is the same on both). A program saved on stock and loaded under the package is "
+    "right too: its code is generated on load.",
+    r"^names/round ": "with a dynamic first dimension the graph calls `builtins.round` and fx writes "
+    "`round(...)`, which the argument `round` shadows on stock torch (`'Tensor' object is not "
+    "callable`); the guard renames the body's `round`. With static shapes export computes the "
+    "round itself (same on both). `torch.export.save` cannot serialize `builtins.round` on either "
+    "side (see the notes), so save/load compares two failures.",
+    r"^names/input-input_1 ": "stock fx names the value of placeholder `input` `input_1` (its "
+    "name space avoids the builtin), and that local overwrites the argument `input_1` "
+    "(pytorch/pytorch#202927): `input * 2 - input_1` is computed as `input * 2 - input`. The guard "
+    "renames the local; both arguments keep their names.",
+}
 
 
 def _worker(name: str, quick: bool, threads: int) -> EntryResult:

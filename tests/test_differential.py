@@ -42,7 +42,7 @@ def _skip_if_missing(e: differential.Entry) -> None:
         pytest.skip(reason)
 
 
-@pytest.mark.slow  # the first of these compares all 26 models
+@pytest.mark.slow  # the first of these compares all 31 models
 @pytest.mark.parametrize("check", list(differential.CHECKS))
 @pytest.mark.parametrize("entry", CI, ids=str)
 def test_hook_behaves_as_stock(entry, check):
@@ -59,7 +59,7 @@ def test_hook_behaves_as_stock(entry, check):
 def test_the_ci_subset_is_mixed():
     families = [e.family for e in CI]
     assert len(CI) >= 25
-    assert {"torchvision", "timm", "nn", "hf"} <= set(families)
+    assert {"torchvision", "timm", "nn", "names", "hf"} <= set(families)
     assert len({e.name for e in differential.corpus()}) == len(differential.corpus()) >= 100
 
 
