@@ -4,15 +4,18 @@
     python -m tests.differential --ci --models nn/Linear        # a subset, report on stdout
 
 Each corpus entry is a model nobody in this project wrote (torchvision, timm, ``torch.nn``,
-Hugging Face architectures built from configs with random weights) with example inputs. For each
-entry ``run_entry`` exports it once on stock torch (hook not installed) and once under
+Hugging Face architectures built from configs with random weights) with example inputs, plus
+small models whose arguments are named like the globals of fx's generated code (``names/``).
+For each entry ``run_entry`` exports it once on stock torch (every patch of the package, the
+code-generator guard included, bypassed in the thread: ``hook.suspended()``) and once under
 ``torch_export_names.installed()``, in three variants: ``static`` (positional arguments),
 ``dynamic`` (positional, batch and, for convnets, spatial dimensions ``Dim.AUTO``; called again
 with a different batch and size) and ``kwargs`` (the arguments exported by keyword). Per variant
 it compares the two sides check by check (``CHECKS``); every mismatch is a ``Difference``.
-A difference is *allowed* only where stock torch computes a wrong result or crashes and the hook
-does not (``Difference.allowed``); ``compare(entry)`` returns the differences, and
-``tests/test_differential.py`` fails on any that is not allowed.
+A difference is *allowed* only where, in the check that records it, stock torch computes a wrong
+result or crashes and the hook does not, and the hook's ``ep.module()`` computes eager's results
+(``Difference.allowed``; a signature or warning difference never is); ``compare(entry)``
+returns the differences, and ``tests/test_differential.py`` fails on any that is not allowed.
 
 Stock runs before the hook in every variant, so a warning that torch emits once per process is
 seen on the stock side first; the package's own warn-once registry is cleared before each hooked
@@ -22,6 +25,7 @@ side (every program is judged as in a fresh process).
 from __future__ import annotations
 
 import argparse
+import builtins
 import contextlib
 import copy
 import dataclasses
@@ -29,6 +33,7 @@ import importlib
 import inspect
 import io
 import json
+import math
 import os
 import platform
 import re
@@ -63,6 +68,7 @@ CHECKS = {
     "decompositions": "ep.run_decompositions(): same outcome and outputs (and as eager)",
 }
 VARIANTS = ("static", "dynamic", "kwargs")
+FAMILIES = ("torchvision", "timm", "nn", "names", "hf")
 # What the kwargs variant skips: it is the same program as static but for its input spec.
 KWARGS_CHECKS = ("export", "outputs", "signature", "keyword call", "warnings")
 
@@ -92,7 +98,7 @@ class Built:
 @dataclasses.dataclass(frozen=True)
 class Entry:
     name: str  # "family/model", the test id
-    family: str  # torchvision | timm | nn | hf
+    family: str  # nn | names | torchvision | timm | hf
     build: Callable[[], Built]
     requires: str | None = None  # the package it needs; absent -> skipped
     ci: bool = False  # in tests/test_differential.py's subset
@@ -356,6 +362,121 @@ def _nn_entries() -> list[Entry]:
     ]
 
 
+# names/: arguments named like the globals fx's generated code reads (codegen_names: inf, nan,
+# device, torch, pytree, fx_pytree, getattr, slice, Ellipsis), a builtin the graph calls (round,
+# dynamic shapes only) and a placeholder's local (input beside input_1). Each body makes the code
+# torch generates for ep.module() read that global, so stock torch's forward reads the argument
+# instead (issue 27): stock computes wrong numbers or crashes, the code-generator guard does not,
+# and every parameter keeps its name on both.
+_torch = torch  # for forwards whose argument called torch hides the module
+
+
+class _Inf(torch.nn.Module):
+    def forward(self, x, inf):
+        return x * math.inf + inf  # fx writes the literal inf
+
+
+class _Nan(torch.nn.Module):
+    def forward(self, nan):
+        return torch.where(nan > 0, nan, math.nan)  # fx writes the literal nan
+
+
+class _Device(torch.nn.Module):
+    def forward(self, x, device):
+        return x + device * torch.ones(x.shape[-1], device="cpu")  # fx writes device(type='cpu')
+
+
+class _Torch(torch.nn.Module):
+    def forward(self, x, torch):
+        return x + torch * _torch.ones(x.shape[-1], dtype=_torch.float32)  # torch.ops..., torch.float32
+
+
+class _Pytree(torch.nn.Module):
+    def forward(self, x, pytree):
+        return x * 2 + pytree  # ep.module() ends with pytree.tree_unflatten(...)
+
+
+class _FxPytree(torch.nn.Module):
+    def forward(self, x, fx_pytree):
+        return x * 2 + fx_pytree  # ep.module() starts with fx_pytree.tree_flatten_spec(...)
+
+
+class _Getattr(torch.nn.Module):
+    """ep.module() reads the parameters of ``layers[0]`` as ``getattr(self.layers, "0").weight``
+    (a path component that is not an identifier)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+
+    def forward(self, getattr):
+        return self.layers(getattr)
+
+
+# No exported construct makes the code of ep.module() (nor of ep.graph_module or of
+# run_decompositions()) write ``slice(`` or ``Ellipsis``: export lowers indexing to aten.slice /
+# unsqueeze / select with int arguments (tried, torch 2.13, strict and non-strict, static and
+# Dim.AUTO: x[..., 1:3], x[:, None, ...], setitem on slices, x.shape[:1] slicing, unflatten). Only
+# symbolic_trace writes them (tests/test_codegen_guard.py). These two entries check that the names
+# are kept and nothing else changes: stock and the hook must be the same in every check.
+class _Slice(torch.nn.Module):
+    def forward(self, x, slice):
+        return x[..., 1:] * slice[:, :-1]
+
+
+class _Ellipsis(torch.nn.Module):
+    def forward(self, x, Ellipsis):
+        return x[..., ::2] + Ellipsis[..., 1::2]
+
+
+class _Round(torch.nn.Module):
+    """With a dynamic first dimension the graph calls ``builtins.round`` on a SymInt expression and
+    fx writes ``round(...)``; with static shapes export computes it (the same on both sides)."""
+
+    def forward(self, x, round):
+        return x[: builtins.round(x.shape[0] / 3)] + round.sum()
+
+
+class _Input(torch.nn.Module):
+    """Stock fx names the placeholder ``input``'s value ``input_1``, the other argument's name."""
+
+    def forward(self, input, input_1):
+        return input * 2 - input_1
+
+
+def _names_entries() -> list[Entry]:
+    B = 2
+
+    def rows(*shapes):
+        # k=1: one row more (the dynamic first dimension of each argument)
+        return lambda k: tuple(_rand(B + k, *rest, k=k, seed=i) for i, rest in enumerate(shapes))
+
+    def named(label, cls, inputs, dims, ci=False):
+        def build():
+            return Built(cls(), inputs, dims)
+
+        return Entry(f"names/{label}", "names", _seeded(build), None, ci, 1e-4, 1e-5)
+
+    b0 = {0: AUTO}
+
+    def round_inputs(k):  # x has 7 rows (round(7/3) = 2), then 8 (round(8/3) = 3)
+        return (_rand(7 + k, 3, k=k), _rand(3, k=k, seed=1))
+
+    return [
+        named("inf", _Inf, rows((3,), (3,)), (b0, b0), ci=True),
+        named("nan", _Nan, rows((3,)), (b0,)),
+        named("device", _Device, rows((3,), (3,)), (b0, b0), ci=True),
+        named("torch", _Torch, rows((3,), (3,)), (b0, b0)),
+        named("pytree", _Pytree, rows((3,), (3,)), (b0, b0)),
+        named("fx_pytree", _FxPytree, rows((3,), (3,)), (b0, b0)),
+        named("getattr", _Getattr, rows((3,)), (b0,), ci=True),
+        named("slice", _Slice, rows((4,), (4,)), (b0, b0)),
+        named("Ellipsis", _Ellipsis, rows((4,), (4,)), (b0, b0)),
+        named("round", _Round, round_inputs, (b0, None), ci=True),
+        named("input-input_1", _Input, rows((3,), (3,)), (b0, b0), ci=True),
+    ]
+
+
 def _torchvision_entries() -> list[Entry]:
     tv, seg, vid = _torchvision, _torchvision_segmentation, _torchvision_video
     return [
@@ -515,7 +636,7 @@ def _hf_entries() -> list[Entry]:
 
 
 def corpus() -> list[Entry]:
-    return _nn_entries() + _torchvision_entries() + _timm_entries() + _hf_entries()
+    return _nn_entries() + _names_entries() + _torchvision_entries() + _timm_entries() + _hf_entries()
 
 
 def ci_subset() -> list[Entry]:
@@ -561,6 +682,8 @@ class Difference:
     hook: str
     allowed: bool = False
     why: str = ""
+    # set by the check that records it: stock's side is wrong or crashes and the hook's is right
+    stock_wrong_hook_right: bool = False
 
     def __str__(self) -> str:
         verdict = f"allowed: {self.why}" if self.allowed else "NOT allowed"
@@ -799,12 +922,17 @@ def _run_variant(e: Entry, built: Built, variant: str, result: EntryResult, quic
     checks = KWARGS_CHECKS if by_keyword else tuple(CHECKS)
     diffs: list[Difference] = []
 
-    def differ(check, s, h):
-        diffs.append(Difference(e.name, variant, check, s, h))
+    def differ(check, s, h, stock_wrong_hook_right=False):
+        diffs.append(Difference(e.name, variant, check, s, h, stock_wrong_hook_right=stock_wrong_hook_right))
 
     # export
     if stock.export_error != hook.export_error:
-        differ("export", stock.export_error or "ok", hook.export_error or "ok")
+        differ(
+            "export",
+            stock.export_error or "ok",
+            hook.export_error or "ok",
+            stock_wrong_hook_right=stock.export_error is not None and hook.export_error is None,
+        )
     if stock.export_error or hook.export_error:
         result.checks[(variant, "export")] = "same" if stock.export_error == hook.export_error else "differs"
         why = f"n/a: export failed ({stock.export_error or hook.export_error})"
@@ -823,7 +951,12 @@ def _run_variant(e: Entry, built: Built, variant: str, result: EntryResult, quic
         s_vs_eager = _wrong(s, ref, e)
         h_vs_eager = _wrong(h, ref, e)
         if _same_outcome(s, h, e.rtol, e.atol) or h_vs_eager != s_vs_eager:
-            differ("outputs", f"{label}: {s_vs_eager or 'as eager'}", f"{label}: {h_vs_eager or 'as eager'}")
+            differ(
+                "outputs",
+                f"{label}: {s_vs_eager or 'as eager'}",
+                f"{label}: {h_vs_eager or 'as eager'}",
+                bool(s_vs_eager) and not h_vs_eager,
+            )
         elif s_vs_eager:
             result.notes.append(
                 f"{variant}: ep.module() {label} on stock torch and under the hook: {s_vs_eager}"
@@ -833,7 +966,14 @@ def _run_variant(e: Entry, built: Built, variant: str, result: EntryResult, quic
         differ("signature", stock.signature, hook.signature)
     # keyword call
     if _same_outcome(stock.keyword, hook.keyword, e.rtol, e.atol):
-        differ("keyword call", str(stock.keyword), str(hook.keyword))
+        # the same values as the k=0 call: eager's k=0 outputs are the reference
+        s_vs_eager, h_vs_eager = _wrong(stock.keyword, eager["k=0"], e), _wrong(hook.keyword, eager["k=0"], e)
+        differ(
+            "keyword call",
+            s_vs_eager or "as eager",
+            h_vs_eager or "as eager",
+            bool(s_vs_eager) and not h_vs_eager,
+        )
     if with_rest:
         # decompositions
         for label in sets:
@@ -844,10 +984,15 @@ def _run_variant(e: Entry, built: Built, variant: str, result: EntryResult, quic
                     "decompositions",
                     f"{label}: {s_vs_eager or 'as eager'}",
                     f"{label}: {h_vs_eager or 'as eager'}",
+                    bool(s_vs_eager) and not h_vs_eager,
                 )
         # save/load: the stock-saved, stock-loaded program is the reference (quick: stock's own
         # ep.module(), one load less)
         base_w, cross_w = set(), set()
+        if stock.save_error and stock.save_error == hook.save_error:
+            result.notes.append(
+                f"{variant}: torch.export.save fails on stock torch and under the hook: {stock.save_error}"
+            )
         base = stock.calls if quick else _load_and_call(stock.saved, _stock, sets, base_w, stock.save_error)
         hook_to_stock = _load_and_call(hook.saved, _stock, sets, cross_w, hook.save_error)
         stock_to_hook = _load_and_call(stock.saved, _hooked, sets, cross_w, stock.save_error)
@@ -857,14 +1002,14 @@ def _run_variant(e: Entry, built: Built, variant: str, result: EntryResult, quic
         ):
             for label in sets:
                 b, x = base[label], loaded[label]
-                if _same_outcome(b, x, e.rtol, e.atol) or _wrong(b, eager[label], e) != _wrong(
-                    x, eager[label], e
-                ):
+                b_vs_eager, x_vs_eager = _wrong(b, eager[label], e), _wrong(x, eager[label], e)
+                if _same_outcome(b, x, e.rtol, e.atol) or b_vs_eager != x_vs_eager:
                     reference = "stock" if quick else "stock->stock"
                     differ(
                         "save/load",
-                        f"{label} {reference}: {_wrong(b, eager[label], e) or 'as eager'}",
-                        f"{label} {direction}: {_wrong(x, eager[label], e) or 'as eager'}",
+                        f"{label} {reference}: {b_vs_eager or 'as eager'}",
+                        f"{label} {direction}: {x_vs_eager or 'as eager'}",
+                        bool(b_vs_eager) and not x_vs_eager,
                     )
         stock.warnings |= base_w
         if not quick:  # quick has no stock-saved, stock-loaded program to compare the loads' warnings with
@@ -886,20 +1031,16 @@ def _finish(result, e: Entry, diffs, variant, checks, stock: _Side, hook: _Side,
     new = sorted(hook.warnings - stock.warnings)
     if new:
         diffs.append(Difference(result.name, variant, "warnings", "(none of these)", " || ".join(new)))
-    # Allowed only where stock computes wrong results or crashes and the hook does not.
-    stock_broken = stock.export_error is not None or any(
-        _wrong(o, eager[label], e) is not None for label, o in stock.calls.items() if eager[label].ok
-    )
+    # Allowed only where, in the check that records the difference, stock computes a wrong result
+    # or crashes and the hook does not (never a signature or a warning), and the hook's ep.module()
+    # computes eager's results in every call of the variant.
     hook_right = hook.ep is not None and all(
         _wrong(o, eager[label], e) is None for label, o in hook.calls.items() if eager[label].ok
     )
     for d in diffs:
-        if stock_broken and hook_right:
+        if d.stock_wrong_hook_right and hook_right:
             d.allowed = True
-            d.why = (
-                "stock torch's ep.module() crashes or computes a wrong result here; under the hook it "
-                "does not"
-            )
+            d.why = "stock torch crashes or computes a wrong result here; under the hook it does not"
     result.differences += diffs
     for check in checks:
         key = (variant, check)
@@ -1001,8 +1142,9 @@ def markdown(
         "",
         f"Generated by `{command}`"
         + (f" ({seconds / 60:.0f} min)" if seconds else "")
-        + ". Each model is exported on stock torch (hook "
-        "not installed) and under `torch_export_names.installed()`, in three variants: `static` "
+        + ". Each model is exported on stock torch (every patch of the package, the code-generator "
+        "guard included, bypassed: `torch_export_names.hook.suspended()`) and under "
+        "`torch_export_names.installed()`, in three variants: `static` "
         "(positional arguments), `dynamic` (`Dim.AUTO` batch, and H, W for convnets; also called "
         "with another batch and size), `kwargs` (arguments exported by keyword; export, outputs, "
         "signature, keyword call and warnings only). The corpus and the checks are in "
@@ -1021,9 +1163,7 @@ def markdown(
         "## Summary",
         "",
         f"{len(results)} models ("
-        + ", ".join(
-            f"{fam} {sum(r.family == fam for r in results)}" for fam in ("torchvision", "timm", "nn", "hf")
-        )
+        + ", ".join(f"{fam} {sum(r.family == fam for r in results)}" for fam in FAMILIES)
         + f"): {len(ran)} ran, {len(results) - len(ran)} skipped.",
         "",
         "| check | variant | same | differs (allowed) | differs (not allowed) | n/a |",
@@ -1052,8 +1192,9 @@ def markdown(
         out.append("None.")
     else:
         out += [
-            "Each difference names its explanation (below the table); `allowed` only where stock torch "
-            "computes a wrong result or crashes and the hook does not.",
+            "Each difference names its explanation (below the table); `allowed` only where, in that "
+            "check, stock torch computes a wrong result or crashes and the hook does not (never a "
+            "signature or a warning), and the hook's `ep.module()` computes eager's results.",
             "",
             "| model | variant | check | stock | hook | allowed | explanation |",
             "| --- | --- | --- | --- | --- | --- | --- |",
@@ -1061,7 +1202,7 @@ def markdown(
     used = []
     for d in not_allowed + allowed:
         text = f"{d.model} {d.check} {d.stock} {d.hook}"
-        keys = [k for k in explanations if k in text]
+        keys = [k for k in explanations if re.search(k, text)]
         for k in keys:
             if k not in used:
                 used.append(k)
@@ -1096,16 +1237,26 @@ def markdown(
     return "\n".join(out) + "\n"
 
 
-# Explanations of known differences, matched by substring against "model check stock hook".
+# Explanations of known differences: regular expressions searched in "model check stock hook".
 EXPLANATIONS = {
-    "input_1": "the hook renames the forward argument `input` (a Python builtin) to `input_1`; fx's "
-    "generated code never refers to the builtin `input`, so stock torch computes the right "
-    "result and the rename only changes the signature, keyword calls and guard messages, "
-    "and warns. Caused by the package's legality rule (every builtin is illegal); the "
-    "pending narrower rule leaves `input` alone.",
-    "name 'L' is not defined": "under the hook, with dynamic shapes, the renamed argument `input_1` breaks "
-    "the shape guards `ep.module()` generates from the original names "
-    "(`L['input']`): the guard code raises NameError. Same cause as `input_1`.",
+    r"^names/(inf|nan|device|torch|pytree|fx_pytree|getattr) ": "the argument is named like a global "
+    "that the code torch.fx generates for `ep.module()` reads (the literals `inf`, `nan`, "
+    "`device(...)`, `torch.ops...`/`torch.float32`, `pytree.tree_unflatten`, "
+    '`fx_pytree.tree_flatten_spec`, `getattr(self.layers, "0")` for a submodule path that is not '
+    "an identifier). On stock torch the generated forward's parameter shadows the global: it "
+    "crashes or computes wrong numbers (issue 27). Under the package the code-generator guard "
+    "gives the body's uses of the global a fresh name and the parameter keeps its name (the "
+    "signature is the same on both). A program saved on stock and loaded under the package is "
+    "right too: its code is generated on load.",
+    r"^names/round ": "with a dynamic first dimension the graph calls `builtins.round` and fx writes "
+    "`round(...)`, which the argument `round` shadows on stock torch (`'Tensor' object is not "
+    "callable`); the guard renames the body's `round`. With static shapes export computes the "
+    "round itself (same on both). `torch.export.save` cannot serialize `builtins.round` on either "
+    "side (see the notes), so save/load compares two failures.",
+    r"^names/input-input_1 ": "stock fx names the value of placeholder `input` `input_1` (its "
+    "name space avoids the builtin), and that local overwrites the argument `input_1` "
+    "(pytorch/pytorch#202927): `input * 2 - input_1` is computed as `input * 2 - input`. The guard "
+    "renames the local; both arguments keep their names.",
 }
 
 
@@ -1168,7 +1319,7 @@ def main(argv=None) -> int:
     )
     p.add_argument("--ci", action="store_true", help="only the CI subset")
     p.add_argument("--models", nargs="*", help="only these entries (names as in the report)")
-    p.add_argument("--family", choices=("torchvision", "timm", "nn", "hf"), action="append")
+    p.add_argument("--family", choices=FAMILIES, action="append")
     p.add_argument("--quick", action="store_true", help="what the pytest subset does (see run_entry)")
     p.add_argument(
         "--note",
