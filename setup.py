@@ -73,8 +73,9 @@ setup(
     install_requires=["torch>=2.4"],
     extras_require={
         "executorch": ["executorch>=1.5,<1.6"],
-        # numpy: the benchmarks the tests smoke-run (torch 2.4 does not pull it in)
-        "test": ["pytest>=8.2", "expecttest>=0.2", "hypothesis>=6", "numpy"],
+        # numpy: the benchmarks the tests smoke-run (torch 2.4 does not pull it in); pytest-xdist:
+        # scripts/test.sh and .ci/run run the suite in two worker processes
+        "test": ["pytest>=8.2", "pytest-xdist>=3.5", "expecttest>=0.2", "hypothesis>=6", "numpy"],
         # transformers 5.23.0: the newest whose dependencies install here (5.24+ need kernels>=0.19)
         "bench": ["matplotlib>=3.8", "transformers==5.23.0"],
     },

@@ -39,8 +39,9 @@ NOTES = [
     "  `no_grad` region (`forward() missing 1 required positional argument`), which the property test",
     "  rejects as stock torch does. On 2.6 `scan`'s arguments are laid out differently: its subgraph",
     "  placeholders keep torch's names (one warning); names are still recorded and legal.",
-    "- CI (`.ci/run`) runs the suite on torch 2.13.0 with ExecuTorch 1.5.1 and on the oldest supported",
-    "  release, torch 2.4.1, installed first with the package beside it.",
+    "- CI (`.ci/run`) runs the whole suite on torch 2.13.0 with ExecuTorch 1.5.1, and its fast tier (the",
+    "  tests not marked slow) on the oldest supported release, torch 2.4.1, installed first with the",
+    "  package beside it.",
     "",
 ]
 

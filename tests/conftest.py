@@ -1,8 +1,23 @@
 """Fixtures and hooks only: the helpers tests import are in helpers.py, the shared models in models.py."""
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from torch_export_names import _warnings
+
+# --- hypothesis profiles ------------------------------------------------------------------
+# "ci": the same examples on every run (derandomize: a seed derived from each test), so a CI
+# failure is reproducible and a green run does not hide a rare input that only another seed
+# draws; print_blob prints what @reproduce_failure needs. "dev" (the default elsewhere):
+# hypothesis's own random exploration with its example database, for finding new failures.
+# CI=true loads "ci"; `--hypothesis-profile ci|dev` chooses either explicitly. A test's own
+# @settings (max_examples=120, ...) wins over the profile's.
+settings.register_profile("ci", derandomize=True, max_examples=100, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None, print_blob=True)
+HYPOTHESIS_PROFILE = "ci" if os.environ.get("CI", "").strip().lower() == "true" else "dev"
+settings.load_profile(HYPOTHESIS_PROFILE)
 
 
 @pytest.fixture
@@ -48,9 +63,10 @@ def _slow_selected(config) -> bool:
 
 
 def pytest_report_header(config):
+    lines = [f"hypothesis profile: {config.getoption('hypothesis_profile', None) or HYPOTHESIS_PROFILE}"]
     if not _slow_selected(config):
-        return f"slow tests: deselected; {SLOW_HINT}"
-    return None
+        lines.append(f"slow tests: deselected; {SLOW_HINT}")
+    return lines
 
 
 def pytest_collection_modifyitems(config, items):

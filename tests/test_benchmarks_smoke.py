@@ -421,6 +421,7 @@ def test_callgrind_dump_is_parsed_for_its_label_and_totals(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.callgrind  # outside CI (docs/development.md)
 def test_instruction_counts_of_a_one_layer_program_under_callgrind():
     """The child really runs under callgrind and counts both methods (about a minute)."""
     pytest.importorskip("executorch.examples.models.llama.llama_transformer", reason="needs ExecuTorch")
@@ -433,6 +434,7 @@ def test_instruction_counts_of_a_one_layer_program_under_callgrind():
 
 
 @pytest.mark.slow
+@pytest.mark.callgrind  # outside CI (docs/development.md)
 def test_instruction_counts_of_a_two_layer_hugging_face_model_under_callgrind(tmp_path, monkeypatch):
     """An architecture from benchmarks.hf, exported in the child as benchmarks.hf exports it."""
     pytest.importorskip("transformers", reason="benchmarks/hf.py needs the bench extra (transformers)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
 
 import pytest
 import torch
@@ -324,6 +325,59 @@ def test_adapter_is_unchanged_while_installed(restore_qnn_partitioner):
             assert _decomposes(ConstantAwareQnnPartitioner(htp_specs()), ep, torch.ops.aten.linear.default)
         assert ten_et.is_installed()  # the inner block left the outer one in charge
     assert not ten_et.is_installed()
+
+
+def _is_plain() -> bool:
+    return all(QnnPartitioner.__dict__[name] is original for name, original in _PLAIN.items())
+
+
+def test_a_block_closing_in_one_thread_leaves_the_patch_for_another_threads_open_block(
+    restore_qnn_partitioner,
+):
+    """The first block to open closes first, while the other thread's block is still open."""
+    ep = _export(ConstantLinear())
+    linear = torch.ops.aten.linear.default
+    first_open, first_closed, second_open = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, object] = {}
+
+    def first():
+        try:
+            with ten_et.installed():
+                first_open.set()
+                assert second_open.wait(30)
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            seen["first thread's error"] = e
+        first_closed.set()
+
+    def second():
+        try:
+            assert first_open.wait(30)
+            with ten_et.installed():
+                second_open.set()
+                assert first_closed.wait(30)
+                seen["patched"] = ten_et.is_installed() and not _is_plain()
+                seen["rule"] = _decomposes(QnnPartitioner(htp_specs()), ep, linear)
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            seen["second thread's error"] = e
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert seen == {"patched": True, "rule": True}
+    assert not ten_et.is_installed() and _is_plain()  # both closed, no install(): gone
+
+
+def test_install_outlasts_blocks_and_uninstall_in_a_block_waits_for_it(restore_qnn_partitioner):
+    ten_et.install()
+    with ten_et.installed():
+        pass
+    assert ten_et.is_installed()  # install() asked for it: a block closing does not end it
+    with ten_et.installed():
+        ten_et.uninstall()
+        assert ten_et.is_installed()  # the open block still asks for it
+    assert not ten_et.is_installed() and _is_plain()
 
 
 def test_import_without_executorch_names_what_is_missing(monkeypatch):

@@ -61,6 +61,20 @@ def test_patched_run_imports_torch_from_the_overlay_without_the_hook(report):
     assert info["hook_installed"] is False and info["TORCH_EXPORT_NAMES"] is None
 
 
+@pytest.mark.parametrize(
+    ("value", "active"),
+    [(None, False), ("", False), ("0", False), ("false", False), ("OFF", False), ("no", False)]
+    + [("1", True), ("true", True), ("Yes", True), ("on", True)],
+)
+def test_the_harness_reads_torch_export_names_as_the_package_does(value, active):
+    from torch_export_names import _bootstrap
+    from torch_export_names._torch_patch._child import hook_active
+
+    environ = {} if value is None else {"TORCH_EXPORT_NAMES": value}
+    assert hook_active(False, environ) is active is _bootstrap.enabled(environ)
+    assert hook_active(True, environ) is True
+
+
 def test_unpatched_run_imports_the_installed_torch(report):
     assert report.baseline.torch["fx_graph_file"].startswith(str(SITE))
     assert report.baseline.torch["has_assign_name"] is False

@@ -21,7 +21,8 @@ def test_quick_start_has_exactly_two_commands():
     commands = quick_start_commands()
     assert len(commands) == 2, commands
     assert "torch-export-names doctor" in commands[0]
-    assert "pytest" in commands[1]
+    assert commands[1] == "bash scripts/test.sh"
+    assert "python -m pytest tests --slow" in (ROOT / "scripts" / "test.sh").read_text()
 
 
 def test_ci_runs_the_readme_test_command():
@@ -104,10 +105,10 @@ def test_pip_install_kept_the_torch_of_every_release_in_the_compatibility_matrix
 def test_ci_runs_the_suite_on_the_pinned_torch_and_on_2_4_1():
     ci = (ROOT / ".ci" / "run").read_text()
     pinned = re.search(r"^torch==(\S+)$", (ROOT / "constraints.txt").read_text(), re.M).group(1)
-    assert pinned == "2.13.0" and quick_start_commands()[1] in ci.splitlines()  # -c constraints.txt
+    assert pinned == "2.13.0" and quick_start_commands()[1] in ci.splitlines()  # test.sh: -c constraints.txt
     assert re.search(r"^OLDEST=(\S+)$", ci, re.M).group(1) == "2.4.1"
     assert '"$old/bin/pip" install -q "torch==$OLDEST"' in ci
-    assert '"$old/bin/python" -m pytest tests --slow' in ci
+    assert '"$old/bin/python" -m pytest tests -m "not slow"' in ci  # the fast tier
 
 
 # --- the README's cost figures: the range of the committed benchmark results --------------------

@@ -301,6 +301,14 @@ def _detect() -> list[dict]:
     return [_check("detect", "is_affected() is False", not affected, "" if not affected else "True")]
 
 
+def hook_active(hook_installed: bool, environ) -> bool:
+    """Whether the export hook is in place or TORCH_EXPORT_NAMES asks for it, by the package's
+    own reading of the variable (``_bootstrap.enabled``: ``false``, ``off``, ... leave it off)."""
+    from torch_export_names import _bootstrap
+
+    return hook_installed or _bootstrap.enabled(environ)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="torch_export_names._torch_patch._child")
     p.add_argument("--out", required=True, type=Path)
@@ -332,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("torch_file", "fx_graph_file"):
             if not os.path.abspath(info[key]).startswith(expected):
                 problems.append(f"{key} is {info[key]}, not under {expected}")
-    if info["hook_installed"] or info["TORCH_EXPORT_NAMES"] not in (None, "", "0"):
+    if hook_active(info["hook_installed"], os.environ):
         problems.append("the torch_export_names hook is active")
     if info["codegen_guard_installed"]:
         problems.append("the torch_export_names code-generator guard is in place")

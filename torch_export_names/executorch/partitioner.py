@@ -119,7 +119,10 @@ class ConstantAwareQnnPartitioner(QnnPartitioner):
 # --- install / uninstall ---------------------------------------------------------
 
 _lock = threading.RLock()
+# Guarded by _lock.
 _patches: list[Patch] = []  # on QnnPartitioner.generate_partitions and .ops_to_not_decompose
+_explicit = False  # install() was called (and not withdrawn by uninstall())
+_blocks = 0  # installed() blocks open, all threads together
 
 
 def _calling(impl: Callable):
@@ -137,51 +140,83 @@ def _calling(impl: Callable):
     return make
 
 
+def _apply() -> None:
+    """Patch ``QnnPartitioner`` unless it is patched. Caller holds ``_lock``."""
+    if _patches:
+        return
+    for name, impl in (
+        ("generate_partitions", _generate_partitions),
+        ("ops_to_not_decompose", _ops_to_not_decompose),
+    ):
+        patch = Patch(QnnPartitioner, name, _calling(impl))
+        patch.apply()
+        _patches.append(patch)
+    logger.debug("torch_export_names.executorch: QnnPartitioner patched")
+
+
+def _remove_if_unwanted() -> None:
+    """Take the patches out when no install() and no block wants them. Caller holds ``_lock``.
+
+    A method wrapped again by someone else since it was patched keeps ours beneath, switched off
+    (see ``torch_export_names._patching``)."""
+    if not _patches or _explicit or _blocks:
+        return
+    for patch in reversed(_patches):
+        patch.remove()
+    _patches.clear()
+    logger.debug("torch_export_names.executorch: QnnPartitioner restored")
+
+
 def install() -> None:
-    """Give ``QnnPartitioner`` itself the constant-aware behaviour. Idempotent.
+    """Give ``QnnPartitioner`` itself the constant-aware behaviour. Idempotent, thread-safe.
 
     ExecuTorch helpers that build a ``QnnPartitioner`` (such as
-    ``to_edge_transform_and_lower_to_qnn``) then get it without code changes.
+    ``to_edge_transform_and_lower_to_qnn``) then get it without code changes. It stays until
+    ``uninstall()``, however ``installed()`` blocks open and close.
     """
+    global _explicit
     with _lock:
-        if _patches:
-            return
-        for name, impl in (
-            ("generate_partitions", _generate_partitions),
-            ("ops_to_not_decompose", _ops_to_not_decompose),
-        ):
-            patch = Patch(QnnPartitioner, name, _calling(impl))
-            patch.apply()
-            _patches.append(patch)
-        logger.debug("torch_export_names.executorch: QnnPartitioner patched")
+        _apply()
+        _explicit = True
 
 
 def uninstall() -> None:
-    """Put ``QnnPartitioner``'s own methods back (the same objects). Harmless if not installed.
+    """Withdraw ``install()``. Idempotent, thread-safe; harmless if not installed.
 
-    A method wrapped again by someone else since ``install()`` keeps ours beneath, switched off
-    (see ``torch_export_names._patching``)."""
+    If no ``installed()`` block is open in any thread, ``QnnPartitioner``'s own methods are put
+    back (the same objects). Otherwise the patch stays until the last open block closes (those
+    blocks asked for it), and ``is_installed()`` stays True until then.
+    """
+    global _explicit
     with _lock:
-        for patch in _patches:
-            patch.remove()
-        if _patches:
-            logger.debug("torch_export_names.executorch: QnnPartitioner restored")
-        _patches.clear()
+        _explicit = False
+        _remove_if_unwanted()
 
 
 def is_installed() -> bool:
+    """Whether ``QnnPartitioner`` is patched, whoever asked for it."""
     with _lock:
         return bool(_patches)
 
 
 @contextlib.contextmanager
 def installed() -> Iterator[None]:
-    """``install()`` for a block; a block nested in an installed one leaves it installed."""
+    """Keep ``QnnPartitioner`` patched for a block.
+
+    Blocks are counted across threads, as the export hook's are: the patch stays while any block
+    is open (or ``install()`` was called), so one thread's block closing never ends another's.
+    """
+    global _blocks
     with _lock:
-        owner = not _patches
-        install()
+        _blocks += 1
+        try:
+            _apply()
+        except BaseException:
+            _blocks -= 1
+            raise
     try:
         yield
     finally:
-        if owner:
-            uninstall()
+        with _lock:
+            _blocks -= 1
+            _remove_if_unwanted()
