@@ -56,7 +56,7 @@ def _file_state(path: Path, change: diff.FileDiff, pristine: str) -> str:
 class Status:
     site: Path
     torch_version: str
-    patch: store.Patch
+    patch: store.ReleasePatch
     files: dict[str, str]  # torch/... path -> STOCK | PATCHED | MODIFIED | MISSING
     backup: Path | None  # where ``patch apply`` keeps the originals, if it patched this torch
 

@@ -17,7 +17,7 @@ from . import diff
 
 __all__ = [
     "NoPatch",
-    "Patch",
+    "ReleasePatch",
     "available",
     "data_dir",
     "installed_site",
@@ -55,7 +55,7 @@ def available() -> list[str]:
 
 
 @dataclasses.dataclass(frozen=True)
-class Patch:
+class ReleasePatch:
     version: str
     path: Path
     text: str
@@ -81,7 +81,7 @@ class Patch:
 
 
 @functools.lru_cache(maxsize=None)
-def load(version: str) -> Patch:
+def load(version: str) -> ReleasePatch:
     """The patch for ``version`` (a local suffix such as ``+cpu`` is ignored)."""
     release = release_of(version)
     directory = data_dir()
@@ -102,7 +102,7 @@ def load(version: str) -> Patch:
     changed = {f.path for f in files if f.path.startswith("torch/")}
     if changed != set(pristine):
         raise ValueError(f"{hashes_path} lists {sorted(pristine)} but {path.name} changes {sorted(changed)}")
-    return Patch(release, path, text, files, pristine)
+    return ReleasePatch(release, path, text, files, pristine)
 
 
 def installed_site() -> Path:
