@@ -116,6 +116,10 @@ def test_a_builtin_the_graph_calls_is_not_shadowed_by_an_argument_of_its_name():
         pytest.skip(f"torch {torch.__version__} has no Dim.AUTO")
     model = _model("x, round", "x[: builtins.round(x.shape[0] / 3)] + round.sum()")
     args = (torch.randn(6), torch.randn(3))
+    with hook.suspended():
+        exported = outcome(lambda: torch.export.export(model, args, dynamic_shapes=({0: auto}, {0: auto})))
+    if isinstance(exported, Exception):  # torch 2.5: the verifier refuses builtins.round
+        pytest.skip(f"torch {torch.__version__} cannot export it: {type(exported).__name__}")
     ep = torch.export.export(model, args, dynamic_shapes=({0: auto}, {0: auto}))
     if not any(n.target is builtins.round for n in ep.graph.nodes):
         pytest.skip(f"torch {torch.__version__} exports no call of round for this model")
