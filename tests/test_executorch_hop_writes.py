@@ -20,7 +20,10 @@ import torch.nn.functional as F
 
 from helpers import import_or_skip, needs_autocast_hop, needs_scan  # noqa: I001
 
-import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
+import_or_skip(
+    "executorch.backends.qualcomm._passes",  # ExecuTorch 0.7: its Qualcomm passes do not import
+    "needs ExecuTorch with a Qualcomm backend whose passes import",
+)
 
 import torch_export_names._hops as _hops  # noqa: E402
 from torch_export_names._warnings import TorchExportNamesWarning  # noqa: E402

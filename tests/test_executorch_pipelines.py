@@ -31,7 +31,10 @@ import torch.nn.functional as F
 from consumer_models import Named
 from helpers import import_or_skip, lint_all, not_reproduced
 
-import_or_skip("executorch.backends.qualcomm", "needs ExecuTorch with its Qualcomm backend")
+import_or_skip(
+    "executorch.backends.qualcomm._passes",  # ExecuTorch 0.7: its Qualcomm passes do not import
+    "needs ExecuTorch with a Qualcomm backend whose passes import",
+)
 
 from executorch.backends.qualcomm import _passes as qnn_passes  # noqa: E402
 from executorch.backends.qualcomm._passes.backends.gpu import QnnGpuPassManager  # noqa: E402
