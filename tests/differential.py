@@ -1060,6 +1060,9 @@ def run_entry(e: Entry, variants=VARIANTS, quick: bool = False) -> EntryResult:
         result.skipped = reason
         return result
     start = time.perf_counter()
+    # Each model as in a fresh process: dynamo's caches (and their recompile limit, which a long
+    # run of exports reaches on torch 2.7: FailOnRecompileLimitHit on both sides) start empty.
+    torch._dynamo.reset()
     built = e.build()
     for variant in variants:
         try:
