@@ -53,6 +53,15 @@ def test_hook_behaves_as_stock(entry, check):
     bad = result.failed_checks(check)
     assert not bad, "\n".join(map(str, bad))
     compared = [v for (_, c), v in result.checks.items() if c == check and not v.startswith("n/a")]
+    both_fail = [n for n in result.notes if "export fails on stock torch and under the hook" in n]
+    if (
+        not compared
+        and both_fail
+        and all(v.startswith("n/a") for (_, c), v in result.checks.items() if c != "export")
+    ):
+        # This torch cannot export the model at all (torch 2.9.1: the RNNs' _flat_weights), hook
+        # or not: nothing to compare, and the export check above saw the same failure on both.
+        pytest.skip(f"torch {torch.__version__} cannot export {entry.name}: {both_fail[0][:200]}")
     assert compared, f"{check} was never compared: {result.checks} {result.notes}"
 
 
