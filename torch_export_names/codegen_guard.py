@@ -88,6 +88,14 @@ def _may_collide(name: str, nodes: list[torch.fx.Node]) -> bool:
     )
 
 
+def _risky_parameters(graph: torch.fx.Graph) -> tuple[dict[str, list[torch.fx.Node]], list[str]]:
+    """``graph``'s parameters by name (``_param_sources``) and those that may collide
+    (``_may_collide``), in the order the generated function takes them."""
+    by_name, orig_args = _param_sources(graph)
+    names = dict.fromkeys([*by_name, *orig_args])
+    return by_name, [name for name in names if _may_collide(name, by_name.get(name, []))]
+
+
 def _suspects(code, namespace, names: list[str], by_name: dict[str, list[torch.fx.Node]]) -> list[str]:
     """The parameters of ``names`` that torch's ``code`` may use as something else: a global it
     registered or writes out, or a name its name space gave to another node."""
@@ -163,9 +171,7 @@ def keep_parameters(graph: torch.fx.Graph, namespace, generate: Callable[[], Any
     from . import _fx_namespace as _ns
 
     try:
-        by_name, orig_args = _param_sources(graph)
-        names = dict.fromkeys([*by_name, *orig_args])
-        risky = [name for name in names if _may_collide(name, by_name.get(name, []))]
+        by_name, risky = _risky_parameters(graph)
     except Exception as e:  # noqa: BLE001 - e.g. PrivateStateMissing: torch's code generator as it is
         _warn_failed("could not read the parameters of fx's code", e)
         return generate()
@@ -178,10 +184,13 @@ def keep_parameters(graph: torch.fx.Graph, namespace, generate: Callable[[], Any
         return code
     after = _ns.namespace_snapshot(namespace)
     try:
-        return _regenerate(graph, namespace, generate, suspects, before) or code
+        regenerated = _regenerate(graph, namespace, generate, suspects, before)
     except Exception as e:  # noqa: BLE001 - never worse than torch: its own code stands
         _warn_failed(f"could not keep the parameters {suspects} apart from the names fx's code uses", e)
-    _ns.namespace_restore(namespace, after)
+        regenerated = None
+    if regenerated is not None:
+        return regenerated
+    _ns.namespace_restore(namespace, after)  # the name space as torch's own code left it
     return code
 
 
@@ -239,8 +248,7 @@ def refresh(module: torch.fx.GraphModule) -> bool:
     whether it recompiled. ``repair`` calls it on every graph module of a program."""
     if not is_installed() or _suspension.active() or _generated.get(module.graph, False):
         return False
-    by_name, orig_args = _param_sources(module.graph)
-    if not any(_may_collide(n, by_name.get(n, [])) for n in dict.fromkeys([*by_name, *orig_args])):
+    if not _risky_parameters(module.graph)[1]:
         return False
     module.recompile()
     return True
