@@ -2,11 +2,12 @@
 ExecuTorch adapter share: identity restore, and wrappers stacked in either order."""
 
 import functools
+import threading
 import warnings
 
 import pytest
 
-from torch_export_names._patching import Patch, original_of
+from torch_export_names._patching import Patch, PatchSet, original_of
 
 
 class Target:
@@ -140,3 +141,55 @@ def test_a_switched_off_wrapper_only_calls_through():
         warnings.simplefilter("always")
         assert a.remove() is False
     assert calls() == ["target", "theirs"]
+
+
+def _patch_set() -> PatchSet:
+    return PatchSet(lambda: [ours("set")])
+
+
+def test_a_patch_set_stays_while_another_threads_block_is_open():
+    patches = _patch_set()
+    entered, release = threading.Event(), threading.Event()
+
+    def other_thread():
+        with patches.block():
+            entered.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    assert entered.wait(10)
+    with patches.block():
+        pass
+    assert Target().method() == ["target", "set"]  # the other thread's block still wants it
+    release.set()
+    thread.join(10)
+    assert not patches.is_applied()
+    assert Target.__dict__["method"] is ORIGINAL
+
+
+def test_a_patch_set_request_outlasts_blocks_until_withdrawn():
+    patches = _patch_set()
+    with patches.block():
+        patches.request("install()")
+    assert patches.wanted_by() == (("install()",), 0)
+    assert Target().method() == ["target", "set"]
+    patches.withdraw()
+    assert Target.__dict__["method"] is ORIGINAL
+
+
+def test_a_patch_set_requested_again_while_it_is_made_applies_once():
+    made = []
+
+    def make():
+        made.append(1)
+        if len(made) == 1:  # an import inside make() requesting the set again, in this thread
+            patches.request("bootstrap")
+        return [ours(f"set{len(made)}")]
+
+    patches = PatchSet(make)
+    patches.request("install()")
+    assert Target().method() == ["target", "set2"]
+    assert patches.wanted_by() == (("install()", "bootstrap"), 0)
+    patches.withdraw()
+    assert Target.__dict__["method"] is ORIGINAL

@@ -1,7 +1,9 @@
 """One way to put an attribute of ours on a class of torch's or ExecuTorch's, and take it off.
 
-Used by the export hook (``ExportedProgram.__init__``, ``ExportedProgram._guards_code``), the
-audit (``torch.fx.Graph`` methods) and the ExecuTorch adapter (``QnnPartitioner`` methods).
+Used by the export hook (``ExportedProgram.__init__``, ``torch.fx.Graph.__deepcopy__``), the
+code-generator guard (``torch.fx.Graph._python_code``), the audit (``torch.fx.Graph`` methods)
+and the ExecuTorch adapter (``QnnPartitioner`` methods). ``PatchSet`` is how the hook and the
+adapter keep theirs in place while anybody asks: ``install()`` or an ``installed()`` block.
 
 - ``apply()`` replaces the class's own attribute (``owner.__dict__[name]``, possibly absent)
   by the object ``make(patch)`` returns (``patch.original`` is the attribute it replaces);
@@ -21,10 +23,11 @@ object kept on the patch rather than only on the wrapper.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-__all__ = ["MARKER", "Patch", "original_of"]
+__all__ = ["MARKER", "Patch", "PatchSet", "original_of"]
 
 MARKER = "__torch_export_names_patch__"
 
@@ -122,3 +125,94 @@ class Patch:
             "ours stays beneath the newer one, switched off (it only calls through).",
         )
         return False
+
+
+class PatchSet:
+    """Patches in place while anybody asks for them: ``request(source)`` until ``withdraw()``
+    (``install()``/``uninstall()``), or a ``block()`` (``installed()``) in any thread.
+
+    Blocks are counted across threads, so one thread's block closing never takes the patches
+    from under another's; when the last request is withdrawn and the last block closes, every
+    patch is removed (the class's own objects are back). ``make()`` builds the patches when they
+    are first wanted (it may import, and an import may request the set again in this thread:
+    the lock is re-entrant and that inner request applies them); ``applied()`` and ``removed()``
+    run after each change, under the lock.
+    """
+
+    def __init__(
+        self,
+        make: Callable[[], list[Patch]],
+        *,
+        applied: Callable[[], None] = lambda: None,
+        removed: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.lock = threading.RLock()
+        self._make, self._on_applied, self._on_removed = make, applied, removed
+        self._patches: list[Patch] = []  # guarded by lock, as the two below
+        self._requests: list[str] = []  # who called request(), in order
+        self._blocks = 0  # block()s open, all threads together
+
+    def is_applied(self) -> bool:
+        with self.lock:
+            return bool(self._patches)
+
+    def wanted_by(self) -> tuple[tuple[str, ...], int]:
+        """The sources of the requests in place, and how many blocks are open."""
+        with self.lock:
+            return tuple(self._requests), self._blocks
+
+    def request(self, source: str) -> None:
+        """Keep the patches in place until ``withdraw()``, on behalf of ``source``."""
+        with self.lock:
+            added = source not in self._requests
+            if added:
+                self._requests.append(source)
+            try:
+                self._apply()
+            except BaseException:
+                if added:
+                    self._requests.remove(source)
+                raise
+
+    def withdraw(self) -> None:
+        """Withdraw every request; the patches go unless a block is open."""
+        with self.lock:
+            self._requests.clear()
+            self._remove_if_unwanted()
+
+    @contextlib.contextmanager
+    def block(self) -> Iterator[None]:
+        """Keep the patches in place for a block."""
+        with self.lock:
+            self._blocks += 1
+            try:
+                self._apply()
+            except BaseException:
+                self._blocks -= 1
+                raise
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._blocks -= 1
+                self._remove_if_unwanted()
+
+    def _apply(self) -> None:
+        if self._patches:
+            return
+        patches = self._make()
+        if self._patches:  # make() imported something that requested the set: applied
+            return
+        for patch in patches:
+            patch.apply()
+        self._patches.extend(patches)
+        self._on_applied()
+
+    def _remove_if_unwanted(self) -> None:
+        # A patch someone wrapped again since stays beneath theirs, switched off (Patch.remove).
+        if not self._patches or self._requests or self._blocks:
+            return
+        for patch in reversed(self._patches):
+            patch.remove()
+        self._patches.clear()
+        self._on_removed()

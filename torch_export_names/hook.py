@@ -23,20 +23,14 @@ import threading
 from typing import Iterator, NamedTuple
 
 from . import _suspension, codegen_guard
-from ._patching import Patch
+from ._patching import Patch, PatchSet
 
 __all__ = ["HookStatus", "install", "installed", "is_installed", "status", "suspended", "uninstall"]
 
 logger = logging.getLogger("torch_export_names")
 
-_lock = threading.RLock()
 _local = threading.local()  # .strict: bool | None, .in_hook: bool
-
-# Guarded by _lock.
-_patches: list = []  # the _patching.Patch objects in place: ExportedProgram.__init__, Graph.__deepcopy__
-_explicit: list[str] = []  # how install() was asked for, in order ("install()", "run", ...)
-_blocks = 0  # installed() blocks open, all threads together
-_strict = False  # install(strict=...)
+_strict = False  # install(strict=...), guarded by _hook.lock
 
 
 class HookStatus(NamedTuple):
@@ -200,39 +194,25 @@ def _deepcopy_wrapper(patch: Patch):
     return __deepcopy__
 
 
-def _apply() -> None:
-    """Put the wrapper in place unless it is there. Caller holds ``_lock``."""
-    if _patches:
-        return
-    # Importing may run TORCH_EXPORT_NAMES's bootstrap, which calls install()
-    # again in this thread (the lock is re-entrant): that inner call applies.
+def _make_patches() -> list[Patch]:
+    # The module import may run TORCH_EXPORT_NAMES's bootstrap, which calls install() again in
+    # this thread: that inner call applies the set (PatchSet.request is re-entrant).
     cls = _exported_program_class()
-    if _patches:
-        return
     import torch.fx
 
-    patches = [
-        Patch(cls, "__init__", _init_wrapper),
-        Patch(torch.fx.Graph, "__deepcopy__", _deepcopy_wrapper),
-    ]
-    for patch in patches:
-        patch.apply()
-    _patches.extend(patches)
+    return [Patch(cls, "__init__", _init_wrapper), Patch(torch.fx.Graph, "__deepcopy__", _deepcopy_wrapper)]
+
+
+def _applied() -> None:
     codegen_guard.install()  # what the repaired programs' code needs (importing us did it too)
-    logger.debug("torch_export_names: hook installed on %s.__init__", cls.__qualname__)
+    logger.debug("torch_export_names: hook installed on ExportedProgram.__init__")
 
 
-def _remove_if_unwanted() -> None:
-    """Take the wrapper out when no install() and no block wants it. Caller holds ``_lock``."""
-    if not _patches or _explicit or _blocks:
-        return
-    # Someone may have wrapped ExportedProgram.__init__ on top of ours: then ours stays
-    # under theirs, switched off (see _patching). The code-generator guard stays: programs
-    # repaired so far keep needing it (codegen_guard.uninstall() takes it off).
-    for patch in reversed(_patches):
-        patch.remove()
-    _patches.clear()
-    logger.debug("torch_export_names: hook uninstalled")
+# The code-generator guard stays when the hook goes: programs repaired so far keep needing it
+# (codegen_guard.uninstall() takes it off).
+_hook = PatchSet(
+    _make_patches, applied=_applied, removed=lambda: logger.debug("torch_export_names: hook uninstalled")
+)
 
 
 def install(*, strict: bool = False) -> None:
@@ -252,15 +232,9 @@ def _install_for(source: str, *, strict: bool = False) -> None:
     """``install()`` on behalf of ``source`` (``"install()"``, ``TORCH_EXPORT_NAMES``,
     ``"torch-export-names run"``), which ``status()`` reports."""
     global _strict
-    with _lock:
+    with _hook.lock:
         _strict = strict
-        if source not in _explicit:
-            _explicit.append(source)
-        try:
-            _apply()
-        except BaseException:
-            _explicit.remove(source)
-            raise
+        _hook.request(source)
 
 
 def uninstall() -> None:
@@ -272,25 +246,25 @@ def uninstall() -> None:
     blocks asked for it), and ``is_installed()`` stays True until then.
     """
     global _strict
-    with _lock:
-        _explicit.clear()
+    with _hook.lock:
         _strict = False
-        _remove_if_unwanted()
+        _hook.withdraw()
 
 
 def is_installed() -> bool:
     """Whether the wrapper is in place, whoever asked for it."""
-    with _lock:
-        return bool(_patches)
+    return _hook.is_applied()
 
 
 def status() -> HookStatus:
     """Whether the hook is in place and who asked for it (for ``doctor``)."""
-    with _lock:
-        sources = list(_explicit)
-        if _blocks:
-            sources.append("installed() block" if _blocks == 1 else f"{_blocks} installed() blocks")
-        return HookStatus(bool(_patches), tuple(sources), codegen_guard.is_installed())
+    with _hook.lock:
+        requests, blocks = _hook.wanted_by()
+        active = _hook.is_applied()
+    sources = list(requests)
+    if blocks:
+        sources.append("installed() block" if blocks == 1 else f"{blocks} installed() blocks")
+    return HookStatus(active, tuple(sources), codegen_guard.is_installed())
 
 
 @contextlib.contextmanager
@@ -303,23 +277,13 @@ def installed(*, strict: bool = False) -> Iterator[None]:
     block; nested blocks restore the outer setting. ``uninstall()`` inside a
     block withdraws only ``install()``; the block keeps the hook until it closes.
     """
-    global _blocks
-    with _lock:
-        _blocks += 1
+    with _hook.block():
+        outer_strict = getattr(_local, "strict", None)
+        _local.strict = strict
         try:
-            _apply()
-        except BaseException:
-            _blocks -= 1
-            raise
-    outer_strict = getattr(_local, "strict", None)
-    _local.strict = strict
-    try:
-        yield
-    finally:
-        _local.strict = outer_strict
-        with _lock:
-            _blocks -= 1
-            _remove_if_unwanted()
+            yield
+        finally:
+            _local.strict = outer_strict
 
 
 @contextlib.contextmanager

@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import threading
 from typing import Callable, Iterator, List, Optional, Tuple
 
 import torch
@@ -38,7 +37,7 @@ from executorch.backends.qualcomm.partition.qnn_partitioner import QnnPartitione
 from executorch.backends.qualcomm.serialization.qc_schema import QnnExecuTorchBackendType
 from torch.export import ExportedProgram
 
-from .._patching import Patch, original_of
+from .._patching import Patch, PatchSet, original_of
 from .constant_only import constant_only_nodes, is_quantize_op
 
 __all__ = ["ConstantAwareQnnPartitioner", "install", "installed", "is_installed", "uninstall"]
@@ -118,12 +117,6 @@ class ConstantAwareQnnPartitioner(QnnPartitioner):
 
 # --- install / uninstall ---------------------------------------------------------
 
-_lock = threading.RLock()
-# Guarded by _lock.
-_patches: list[Patch] = []  # on QnnPartitioner.generate_partitions and .ops_to_not_decompose
-_explicit = False  # install() was called (and not withdrawn by uninstall())
-_blocks = 0  # installed() blocks open, all threads together
-
 
 def _calling(impl: Callable):
     """``make`` of a ``QnnPartitioner`` method patch: ``impl`` while the patch is live."""
@@ -140,31 +133,20 @@ def _calling(impl: Callable):
     return make
 
 
-def _apply() -> None:
-    """Patch ``QnnPartitioner`` unless it is patched. Caller holds ``_lock``."""
-    if _patches:
-        return
-    for name, impl in (
-        ("generate_partitions", _generate_partitions),
-        ("ops_to_not_decompose", _ops_to_not_decompose),
-    ):
-        patch = Patch(QnnPartitioner, name, _calling(impl))
-        patch.apply()
-        _patches.append(patch)
-    logger.debug("torch_export_names.executorch: QnnPartitioner patched")
+def _make_patches() -> list[Patch]:
+    return [
+        Patch(QnnPartitioner, "generate_partitions", _calling(_generate_partitions)),
+        Patch(QnnPartitioner, "ops_to_not_decompose", _calling(_ops_to_not_decompose)),
+    ]
 
 
-def _remove_if_unwanted() -> None:
-    """Take the patches out when no install() and no block wants them. Caller holds ``_lock``.
-
-    A method wrapped again by someone else since it was patched keeps ours beneath, switched off
-    (see ``torch_export_names._patching``)."""
-    if not _patches or _explicit or _blocks:
-        return
-    for patch in reversed(_patches):
-        patch.remove()
-    _patches.clear()
-    logger.debug("torch_export_names.executorch: QnnPartitioner restored")
+# A method wrapped again by someone else since it was patched keeps ours beneath, switched off
+# (see torch_export_names._patching).
+_patched = PatchSet(
+    _make_patches,
+    applied=lambda: logger.debug("torch_export_names.executorch: QnnPartitioner patched"),
+    removed=lambda: logger.debug("torch_export_names.executorch: QnnPartitioner restored"),
+)
 
 
 def install() -> None:
@@ -174,10 +156,7 @@ def install() -> None:
     ``to_edge_transform_and_lower_to_qnn``) then get it without code changes. It stays until
     ``uninstall()``, however ``installed()`` blocks open and close.
     """
-    global _explicit
-    with _lock:
-        _apply()
-        _explicit = True
+    _patched.request("install()")
 
 
 def uninstall() -> None:
@@ -187,16 +166,12 @@ def uninstall() -> None:
     back (the same objects). Otherwise the patch stays until the last open block closes (those
     blocks asked for it), and ``is_installed()`` stays True until then.
     """
-    global _explicit
-    with _lock:
-        _explicit = False
-        _remove_if_unwanted()
+    _patched.withdraw()
 
 
 def is_installed() -> bool:
     """Whether ``QnnPartitioner`` is patched, whoever asked for it."""
-    with _lock:
-        return bool(_patches)
+    return _patched.is_applied()
 
 
 @contextlib.contextmanager
@@ -206,17 +181,5 @@ def installed() -> Iterator[None]:
     Blocks are counted across threads, as the export hook's are: the patch stays while any block
     is open (or ``install()`` was called), so one thread's block closing never ends another's.
     """
-    global _blocks
-    with _lock:
-        _blocks += 1
-        try:
-            _apply()
-        except BaseException:
-            _blocks -= 1
-            raise
-    try:
+    with _patched.block():
         yield
-    finally:
-        with _lock:
-            _blocks -= 1
-            _remove_if_unwanted()
