@@ -1,4 +1,4 @@
-"""Write docs/compatibility.md from what scripts/matrix.sh recorded.
+"""Write docs/reports/compatibility.md from what scripts/matrix.sh recorded.
 
     python scripts/matrix_report.py RESULTS OUT MINUTES VERSION...
 

@@ -1,6 +1,6 @@
 """Differential test against stock torch: real models exported with and without the export hook.
 
-    python -m tests.differential --out docs/differential.md     # the whole corpus (about an hour)
+    python -m tests.differential --out docs/reports/differential.md     # the whole corpus (about an hour)
     python -m tests.differential --ci --models nn/Linear        # a subset, report on stdout
 
 Each corpus entry is a model nobody in this project wrote (torchvision, timm, ``torch.nn``,

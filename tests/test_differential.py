@@ -1,7 +1,7 @@
 """Real models exported on stock torch and under the hook must behave the same (tests/differential.py).
 
 The CI subset of the corpus (``Entry.ci``), run quick (``run_entry(quick=True)``); the whole corpus
-runs with ``python -m tests.differential --out docs/differential.md``. Each model is compared once
+runs with ``python -m tests.differential --out docs/reports/differential.md``. Each model is compared once
 (cached) and each check is its own test: ``test_hook_behaves_as_stock[<model>-<check>]``.
 """
 

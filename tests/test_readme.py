@@ -52,7 +52,7 @@ def test_every_file_the_readme_links_to_exists():
     assert [t for t in links if not (ROOT / t).is_file()] == []
 
 
-# --- the supported releases: README, scripts/matrix.sh, patches/, docs/compatibility.md, CI -------
+# --- the supported releases: README, scripts/matrix.sh, patches/, docs/reports/compatibility.md, CI -------
 
 
 def readme_releases() -> list[str]:
@@ -70,14 +70,14 @@ def test_scripts_matrix_runs_the_suite_and_the_patch_check_on_the_readme_release
 
 
 def test_every_readme_release_has_a_patch():
-    from torch_export_names._torch_patch import store
+    from torch_export_names.tools.torch_patch import store
 
     assert store.available() == readme_releases()
 
 
 def compatibility_rows() -> dict[str, list[str]]:
-    """docs/compatibility.md's table: release -> its cells, by the column headings."""
-    lines = (ROOT / "docs" / "compatibility.md").read_text().splitlines()
+    """docs/reports/compatibility.md's table: release -> its cells, by the column headings."""
+    lines = (ROOT / "docs" / "reports" / "compatibility.md").read_text().splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("| torch | commit |"))
     heads = [c.strip() for c in lines[header].strip("|").split("|")]
     rows = {}
