@@ -62,11 +62,11 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     packages=find_packages(include=["torch_export_names", "torch_export_names.*"]),
-    # torch_export_names/_torch_patch/data is a link to the repository's patches/: the wheel
+    # torch_export_names/tools/torch_patch/data is a link to the repository's patches/: the wheel
     # copies the patches and their release hashes there, and a checkout reads them through it.
     package_data={
         "torch_export_names": ["py.typed"],
-        "torch_export_names._torch_patch": ["data/torch-*.patch", "data/torch-*.sha256"],
+        "torch_export_names.tools.torch_patch": ["data/torch-*.patch", "data/torch-*.sha256"],
     },
     # Every torch from 2.4 (the first with placeholder_naming_pass, which assigns the names)
     # works; a lower bound only, so installing beside a pinned torch never replaces it.
@@ -80,5 +80,5 @@ setup(
         "bench": ["matplotlib>=3.8", "transformers==5.23.0"],
     },
     cmdclass={"build_py": build_py_with_pth, "editable_wheel": editable_wheel_with_pth},
-    entry_points={"console_scripts": ["torch-export-names=torch_export_names.cli:main"]},
+    entry_points={"console_scripts": ["torch-export-names=torch_export_names.tools.cli:main"]},
 )

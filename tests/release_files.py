@@ -19,7 +19,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from torch_export_names._torch_patch import status, store
+from torch_export_names.tools.torch_patch import status, store
 
 __all__ = ["Unavailable", "release_files"]
 

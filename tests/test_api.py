@@ -19,7 +19,7 @@ from models import MulInput
 
 
 def test_root_names_are_the_functions_not_their_modules():
-    for sub in ("passes", "hook", "_detect", "_doctor", "_cases", "cli"):
+    for sub in ("passes", "hook", "_detect", "tools.doctor", "tools.cases", "tools.cli"):
         importlib.import_module(f"torch_export_names.{sub}")  # binds submodules on the package
     for name in torch_export_names.__all__:
         obj = getattr(torch_export_names, name)

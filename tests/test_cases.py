@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from torch_export_names._cases import CASES, executorch_missing, run_case
+from torch_export_names.tools.cases import CASES, executorch_missing, run_case
 
 from helpers import not_reproduced
 

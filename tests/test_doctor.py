@@ -9,8 +9,8 @@ import sys
 import expecttest
 import pytest
 
-from torch_export_names import _doctor as doctor
-from torch_export_names._cases import executorch_available
+from torch_export_names.tools import doctor
+from torch_export_names.tools.cases import executorch_available
 
 from helpers import not_reproduced
 

@@ -12,7 +12,7 @@ the pass really rewrote it.
 The pipelines themselves run too: ``transform_for_annotation_pipeline`` on
 ``ep.module()`` and ``to_edge_transform_and_lower_to_qnn`` (against
 ``FakeQnnManager``, or the real SDK when ``QNN_SDK_ROOT`` is set) for the
-reproductions of ``torch_export_names._cases``; the export pipeline for them is
+reproductions of ``torch_export_names.tools.cases``; the export pipeline for them is
 covered by tests/test_cases.py and tests/test_hook.py.
 """
 
@@ -45,8 +45,8 @@ from executorch.backends.transforms.decompose_sdpa import DecomposeScaledDotProd
 from executorch.exir.program._program import lift_constant_tensor_pass  # noqa: E402
 
 import torch_export_names  # noqa: E402
-from torch_export_names._cases import CASES  # noqa: E402
 from torch_export_names.passes import _graph_modules  # noqa: E402
+from torch_export_names.tools.cases import CASES  # noqa: E402
 
 from executorch_helpers import (  # noqa: E402
     delegated_nodes,

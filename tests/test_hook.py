@@ -417,7 +417,7 @@ def test_logs_one_debug_line_per_repaired_program(caplog):
 
 
 def _case_params():
-    from torch_export_names._cases import CASES, executorch_missing
+    from torch_export_names.tools.cases import CASES, executorch_missing
 
     for case in CASES:
         skip = case.needs_executorch and executorch_missing()
@@ -427,7 +427,7 @@ def _case_params():
 @pytest.mark.parametrize("case", _case_params())
 def test_every_reproduction_passes_with_only_install_in_front(case):
     """Unchanged user code: no repair() call, only the hook."""
-    from torch_export_names._cases import run_case
+    from torch_export_names.tools.cases import run_case
 
     with installed():
         outcome = run_case(case, repaired=False)

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from torch_export_names._cases import CASES
-from torch_export_names._torch_patch import diff, install, overlay, status, store
-from torch_export_names._torch_patch.store import installed_site
-from torch_export_names._torch_patch.verify import VerifyError, verify
+from torch_export_names.tools.cases import CASES
+from torch_export_names.tools.torch_patch import diff, install, overlay, status, store
+from torch_export_names.tools.torch_patch.store import installed_site
+from torch_export_names.tools.torch_patch.verify import VerifyError, verify
 
 SITE = installed_site()
 try:
@@ -68,7 +68,7 @@ def test_patched_run_imports_torch_from_the_overlay_without_the_hook(report):
 )
 def test_the_harness_reads_torch_export_names_as_the_package_does(value, active):
     from torch_export_names import _bootstrap
-    from torch_export_names._torch_patch._child import hook_active
+    from torch_export_names.tools.torch_patch._child import hook_active
 
     environ = {} if value is None else {"TORCH_EXPORT_NAMES": value}
     assert hook_active(False, environ) is active is _bootstrap.enabled(environ)
@@ -139,7 +139,7 @@ def test_guards_pass_with_and_without_the_patch_and_show_the_same(report):
 
 
 def _report(patched_checks, stock_checks):
-    from torch_export_names._torch_patch.verify import Check, Report, Run
+    from torch_export_names.tools.torch_patch.verify import Check, Report, Run
 
     def run(label, rows):
         return Run(label, {}, tuple(Check(*row) for row in rows))
@@ -221,7 +221,7 @@ def test_applied_tells_a_patched_torch_from_a_stock_one(site_copy):
 
 
 def test_doctor_reports_a_patched_torch(site_copy, monkeypatch):
-    from torch_export_names import _doctor as doctor
+    from torch_export_names.tools import doctor
 
     install.apply(site_copy, out=io.StringIO())
     monkeypatch.setattr(doctor, "patch_applied", lambda: install.applied(site_copy))
@@ -524,7 +524,7 @@ def test_build_puts_the_patches_in_the_package(tmp_path, monkeypatch):
         capture_output=True,
         text=True,
     )
-    data = tmp_path / "torch_export_names" / "_torch_patch" / "data"
+    data = tmp_path / "torch_export_names" / "tools" / "torch_patch" / "data"
     shipped = sorted(p.name for p in data.iterdir())
     expected = sorted(p.name for p in REPO_PATCHES.iterdir() if p.suffix in (".patch", ".sha256"))
     assert shipped == expected

@@ -81,10 +81,10 @@ def test_illegal_names_are_built_from_their_sources_on_a_torch_without_the_table
 
 def test_without_the_state_is_affected_raises_and_doctor_says_it_cannot_tell(monkeypatch):
     """A torch whose name space lacks the state: no false "not affected", no traceback."""
-    from torch_export_names import _doctor as doctor
     from torch_export_names import _fx_namespace
-    from torch_export_names._cases import CASES
     from torch_export_names._detect import is_affected
+    from torch_export_names.tools import doctor
+    from torch_export_names.tools.cases import CASES
 
     def missing(graph):
         raise PrivateStateMissing("torch X: graph._graph_namespace._base_count is missing or not a dict")

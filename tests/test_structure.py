@@ -1,14 +1,17 @@
-"""The package's shape: no import cycle (counting imports inside functions too) and no
-oversized module, in the package and in the benchmarks; in the package, torch's version is
-only reported (support is detected by feature) and every warning is a TorchExportNamesWarning."""
+"""The package's shape: no import cycle (counting imports inside functions too), in the package
+and in the benchmarks; the runtime (what ``install``, ``repair`` and the ExecuTorch adapter load)
+imports nothing of the tooling (``torch_export_names.tools``: the command line, doctor, the torch
+patches); in the package, torch's version is only reported (support is detected by feature) and
+every warning is a TorchExportNamesWarning."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_LINES = 400
 
 
 def _modules(package: str) -> dict[str, Path]:
@@ -87,10 +90,46 @@ def test_the_check_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
 
-@pytest.mark.parametrize("path", sorted(_modules("torch_export_names").values()), ids=lambda p: p.name)
-def test_no_package_module_over_the_size_limit(path):
-    lines = len(path.read_text().splitlines())
-    assert lines <= MAX_LINES, f"{path.relative_to(ROOT)}: {lines} lines (limit {MAX_LINES}): split it by job"
+TOOLING = "torch_export_names.tools"
+
+
+def _is_tooling(module: str) -> bool:
+    """The command line and what only it uses; ``python -m torch_export_names`` is its entry."""
+    return module in (TOOLING, "torch_export_names.__main__") or module.startswith(TOOLING + ".")
+
+
+def test_the_runtime_imports_nothing_of_the_tooling():
+    known = _modules("torch_export_names")
+    assert any(map(_is_tooling, known)) and not all(map(_is_tooling, known)), "the split is out of date"
+    edges = [
+        f"{name} -> {target}"
+        for name, path in sorted(known.items())
+        if not _is_tooling(name)
+        for target in sorted(_imports(name, path, known))
+        if _is_tooling(target)
+    ]
+    assert edges == []
+
+
+def test_install_repair_and_a_repaired_program_load_no_tooling():
+    code = """
+import sys, torch, torch_export_names
+torch_export_names.install()
+
+class M(torch.nn.Module):
+    def forward(self, x, mul):
+        return x * mul
+
+x = torch.ones(2)
+ep = torch.export.export(M(), (x, x))
+torch_export_names.repair(ep)
+torch.testing.assert_close(ep.module()(x, x), x * x)
+print(sorted(m for m in sys.modules if m.startswith("torch_export_names.")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = eval(out)
+    assert "torch_export_names.passes" in loaded, loaded  # the check sees the runtime load
+    assert [m for m in loaded if _is_tooling(m)] == []
 
 
 def _package_trees() -> list[tuple[str, ast.Module]]:

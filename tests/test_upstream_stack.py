@@ -18,7 +18,7 @@ import pytest
 import torch
 from release_files import Unavailable, release_files
 
-from torch_export_names._torch_patch import diff, overlay, store
+from torch_export_names.tools.torch_patch import diff, overlay, store
 
 STACK_DIR = Path(__file__).resolve().parents[1] / "patches" / "upstream"
 STACK = sorted(STACK_DIR.glob("000*.patch"))
@@ -106,7 +106,7 @@ warnings.simplefilter("ignore")
 logging.disable(logging.WARNING)
 import torch
 from torch._export.db.examples import all_examples
-from torch_export_names._cases import CASES, executorch_missing
+from torch_export_names.tools.cases import CASES, executorch_missing
 from torch_export_names.passes import find_unrecorded_names
 
 out, unrecorded = [], {}

@@ -19,9 +19,9 @@ from typing import Callable, Sequence
 import torch
 import torch.nn.functional as F
 
-from . import _suspension, _torch_compat, hook
-from ._codegen_rule import can_be_parameter
-from .passes import _graph_modules, repair
+from .. import _suspension, _torch_compat, hook
+from .._codegen_rule import can_be_parameter
+from ..passes import _graph_modules, repair
 
 __all__ = ["CASES", "Case", "Outcome", "executorch_available", "executorch_missing", "run_case"]
 

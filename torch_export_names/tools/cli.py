@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import json
 import os
 import runpy
 import sys
@@ -23,39 +24,87 @@ __all__ = ["main"]
 _PROG = "torch-export-names"
 
 
+_TARGET_HELP = "the directory holding torch/ (default: site-packages of the torch this python imports)"
+
+
 def _parser() -> argparse.ArgumentParser:
+    """The whole command line: ``doctor``, ``patch <command>`` and ``run``, one parser."""
     p = argparse.ArgumentParser(
         prog=_PROG,
         description="Keep torch.export node names recorded and legal (pytorch/pytorch#202927).",
     )
     sub = p.add_subparsers(dest="command", required=True)
+
     d = sub.add_parser("doctor", help="report whether this torch is affected, with reproductions")
     d.add_argument("--json", action="store_true", help="print the report as JSON")
-    sub.add_parser(
-        "patch", help="the upstream-style torch patches: list, status, verify, apply, revert", add_help=False
+    d.set_defaults(handler=_doctor)
+
+    patch = sub.add_parser(
+        "patch",
+        help="the upstream-style torch patches: list, status, verify, apply, revert",
+        description="Upstream-style torch patches for pytorch/pytorch#202927.",
     )
-    sub.add_parser(
+    patch.set_defaults(handler=_patch)
+    patch_sub = patch.add_subparsers(dest="patch_command", required=True)
+    # --target, the same option on every command that reads or changes an installed torch
+    target = argparse.ArgumentParser(add_help=False)
+    target.add_argument("--target", metavar="DIR", help=_TARGET_HELP)
+    patch_sub.add_parser("list", help="the torch versions with a patch, and where the patches are")
+    st = patch_sub.add_parser(
+        "status",
+        parents=[target],
+        help="which patch the installed torch carries: per file stock, patched or modified otherwise "
+        "(exit 0 when all files are stock or all patched, 1 otherwise)",
+    )
+    st.add_argument("--json", action="store_true", help="print the status as JSON")
+    v = patch_sub.add_parser(
+        "verify",
+        parents=[target],
+        help="run the reproductions and the patch's tests on the torch with the patch and on the "
+        "torch without it (the installed one is either; an overlay of it is the other)",
+    )
+    v.add_argument("--no-baseline", action="store_true", help="skip the run against the unpatched torch")
+    v.add_argument("--json", action="store_true", help="print the report as JSON")
+    v.add_argument("--keep", action="store_true", help="keep the overlay directory")
+    for name, text in (
+        ("apply", "patch the installed torch in place (refuses files that are not the release's)"),
+        ("revert", "restore the files `apply` replaced"),
+    ):
+        a = patch_sub.add_parser(name, parents=[target], help=text)
+        a.add_argument("--dry-run", action="store_true", help="show the diff, change nothing")
+
+    r = sub.add_parser(
         "run",
         help="run a script, folder, zip or -m module with the hook installed, as python would",
-        add_help=False,
+        usage=f"{_PROG} run [--audit [--json FILE] [--no-hook]] (script.py|folder|zip|-m module) [args...]",
+        description=_RUN_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    r.add_argument(
+        "--audit",
+        action="store_true",
+        help="record every node creation on a graph holding unrecorded or illegal names, and "
+        "placeholders sharing a target; print a table on stderr at exit (this process only, "
+        "not its subprocesses)",
+    )
+    r.add_argument("--json", metavar="FILE", help="with --audit: also write the report as JSON to FILE")
+    r.add_argument(
+        "--no-hook",
+        action="store_true",
+        help="with --audit: do not install the hook (see where the program is exposed)",
+    )
+    r.add_argument(
+        "-m", dest="module", nargs=argparse.REMAINDER, metavar="module", help="run a module as python -m does"
+    )
+    r.add_argument("program", nargs=argparse.REMAINDER, help="the script, folder or zip, then its arguments")
+    r.set_defaults(handler=lambda args: run(args, r))
     return p
 
 
-_RUN_HELP = f"""usage: {_PROG} run script.py|folder|file.zip [args...]
-       {_PROG} run -m module [args...]
-       {_PROG} run --audit [--json FILE] [--no-hook] script.py|-m module [args...]
-
+_RUN_DESCRIPTION = """\
 Run the program as `python` would (same sys.argv, sys.path[0], __file__, exit
 status), with the export hook installed first. TORCH_EXPORT_NAMES=1 is set for
-it, so the Python subprocesses it starts are repaired too.
-
---audit      record every node creation on a graph holding unrecorded or illegal
-             names, and placeholders sharing a target; print a table on stderr
-             at exit (this process only, not its subprocesses)
---json FILE  with --audit: also write the report as JSON to FILE
---no-hook    with --audit: do not install the hook (see where the program is exposed)
-"""
+it, so the Python subprocesses it starts are repaired too."""
 
 
 def _fail(message: str, status: int) -> int:
@@ -85,42 +134,28 @@ def _module_error(name: str) -> str | None:
 
 
 def _start_hook() -> None:
-    from ._bootstrap import ENV_VAR
-    from .hook import _install_for
+    from .._bootstrap import ENV_VAR
+    from ..hook import _install_for
 
     os.environ[ENV_VAR] = "1"
     _install_for("torch-export-names run")
 
 
-def _audit_options(argv: list[str]):
-    """Leading ``--audit``, ``--json FILE``, ``--no-hook`` -> (audit, json path, hook, rest) or an error."""
-    audit, json_path, hook, argv = False, None, True, list(argv)
-    while argv[:1] in (["--audit"], ["--json"], ["--no-hook"]):
-        option = argv.pop(0)
-        if option == "--audit":
-            audit = True
-        elif option == "--no-hook":
-            hook = False
-        elif not argv:
-            return "--json needs a FILE"
-        else:
-            json_path = argv.pop(0)
-    if (json_path is not None or not hook) and not audit:
-        return "--json and --no-hook go with --audit"
-    return audit, json_path, hook, argv
-
-
-def run(argv: list[str]) -> int:
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """``run``, with ``--audit [--json FILE] [--no-hook]`` before the program if asked."""
-    options = _audit_options(argv)
-    if isinstance(options, str):
-        return _fail(options, 2)
-    audit, json_path, hook, argv = options
-    if not audit:
+    if (args.json is not None or args.no_hook) and not args.audit:
+        parser.error("--json and --no-hook go with --audit")
+    if args.module is not None:
+        if not args.module:
+            parser.error("-m needs a module name")
+        argv = ["-m", *args.module]
+    elif args.program:
+        argv = list(args.program)
+    else:
+        parser.error("give a program (script.py, folder or zip) or -m module")
+    if not args.audit:
         return _run(argv)
-    import json
-
-    from .audit import AuditReport, audited
+    from ..audit import AuditReport, audited
 
     reports: list[AuditReport] = []
 
@@ -133,12 +168,12 @@ def run(argv: list[str]) -> int:
             yield
 
     try:
-        return _run(argv, hook=hook, around=audit_the_program)
+        return _run(argv, hook=not args.no_hook, around=audit_the_program)
     finally:  # also when the program exits or raises
         for report in reports:
             print(report.format_table(), file=sys.stderr)
-            if json_path is not None:
-                with open(json_path, "w") as f:
+            if args.json is not None:
+                with open(args.json, "w") as f:
                     json.dump(report.to_json(), f, indent=1)
 
 
@@ -156,12 +191,6 @@ def _run(
     for the program, so the subprocesses it starts are covered too (through
     the installed .pth file). The program runs inside ``around()``.
     """
-    if argv[:1] in (["-h"], ["--help"]):
-        print(_RUN_HELP, end="")
-        return 0
-    if not argv or argv == ["-m"]:
-        print(_RUN_HELP, end="", file=sys.stderr)
-        return 2
     if argv[0] == "-m":
         name, rest = argv[1], argv[2:]
         # python -m puts the working folder first; a console script has its bin folder there.
@@ -201,17 +230,43 @@ def _run(
     return 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    from . import doctor
+
+    return doctor.main(json_output=args.json)
+
+
+def _patch(args: argparse.Namespace) -> int:
+    from .torch_patch import store
+
+    command, prog = args.patch_command, f"{_PROG} patch"
+    if command == "list":
+        print(f"patches in {store.data_dir()}:")
+        for version in store.available():
+            print(f"  torch {version}: {store.load(version).path.name}")
+        return 0
+    from .torch_patch import install, status
+    from .torch_patch.verify import VerifyError, verify
+
+    try:
+        if command in ("status", "verify"):
+            site = install.site_of(args.target)
+            if command == "status":
+                state = status.status(site)
+                print(json.dumps(state.to_json(), indent=1) if args.json else state.format())
+                return 0 if state.state in (status.STOCK, status.PATCHED) else 1
+            report = verify(site=site, baseline=not args.no_baseline, keep=args.keep)
+            print(json.dumps(report.to_json(), indent=1) if args.json else report.format())
+            return 0 if report.ok else 1
+        return getattr(install, command)(args.target, dry_run=args.dry_run)
+    except store.NoPatch as e:
+        print(f"{prog} {command}: {e}", file=sys.stderr)
+        return 2
+    except (install.Refused, VerifyError) as e:
+        print(f"{prog} {command}: error: {e}", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["run"]:
-        return run(argv[1:])
-    if argv[:1] == ["patch"]:
-        from ._torch_patch.__main__ import main as patch_main
-
-        return patch_main(argv[1:])
-    args = _parser().parse_args(argv)
-    if args.command == "doctor":
-        from . import _doctor
-
-        return _doctor.main(json_output=args.json)
-    raise AssertionError(args.command)
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    return args.handler(args)

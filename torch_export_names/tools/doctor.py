@@ -14,11 +14,11 @@ from typing import Any, Iterator
 
 import torch
 
-from . import hook
-from ._cases import CASES, executorch_missing, run_case
-from ._detect import is_affected
-from ._fx_namespace import PrivateStateMissing
-from ._torch_patch.install import applied as patch_applied
+from .. import hook
+from .._detect import is_affected
+from .._fx_namespace import PrivateStateMissing
+from .cases import CASES, executorch_missing, run_case
+from .torch_patch.install import applied as patch_applied
 
 __all__ = ["collect", "format_report", "main"]
 
@@ -118,7 +118,7 @@ def _collect() -> dict[str, Any]:
 
 def _patch_available() -> bool:
     """Whether a torch patch ships for this torch release."""
-    from ._torch_patch import store
+    from .torch_patch import store
 
     try:
         return store.release_of(torch.__version__) in store.available()

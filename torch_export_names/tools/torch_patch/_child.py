@@ -1,13 +1,13 @@
 """What ``verify`` runs in its subprocess, against whichever torch that process imports.
 
-    python -m torch_export_names._torch_patch._child --out RESULT.json
+    python -m torch_export_names.tools.torch_patch._child --out RESULT.json
         [--expect-torch-under DIR] [--tests TEST_FILE ...]
 
 Checks, each reported as pass, fail or skip, with the hook NOT installed and the
 package's code-generator guard (``codegen_guard``, which importing the package puts
 in place) taken off, so that torch's own code generator is what runs:
 
-- ``case``: every reproduction in ``torch_export_names._cases.CASES``, run with
+- ``case``: every reproduction in ``torch_export_names.tools.cases.CASES``, run with
   ``repaired=False``; it passes only if ``find_unrecorded_names`` of the
   model's export is ``[]`` and ``run_case`` succeeds.
 - ``entry``: every public torch.export entry point leaves no unrecorded name
@@ -56,8 +56,8 @@ def _check(kind: str, name: str, ok: bool | None, detail: str = "") -> dict:
 def _cases() -> list[dict]:
     import torch
 
-    from torch_export_names._cases import CASES, executorch_missing, run_case
     from torch_export_names.passes import find_unrecorded_names
+    from torch_export_names.tools.cases import CASES, executorch_missing, run_case
 
     out = []
     for case in CASES:
@@ -310,7 +310,7 @@ def hook_active(hook_installed: bool, environ) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="torch_export_names._torch_patch._child")
+    p = argparse.ArgumentParser(prog="torch_export_names.tools.torch_patch._child")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--expect-torch-under", type=Path)
     p.add_argument("--tests", nargs="*", type=Path, default=[])

@@ -1,6 +1,6 @@
 """Where the patches and the release hashes are, and which torch versions have one.
 
-They are read from ``torch_export_names/_torch_patch/data/`` in every install mode:
+They are read from ``torch_export_names/tools/torch_patch/data/`` in every install mode:
 in a checkout (and an editable install) that is a link to the repository's ``patches/``,
 and the wheel ships the files the link points at.
 """

@@ -33,13 +33,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+import torch_export_names
+
 from . import diff, overlay, status
 from .store import installed_site
 
 __all__ = ["Check", "Report", "Run", "VerifyError", "verify"]
 
 # The directory holding the torch_export_names package the child must import.
-_PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+_PACKAGE_PARENT = Path(torch_export_names.__file__).resolve().parent.parent
 
 
 class VerifyError(RuntimeError):
@@ -200,7 +202,7 @@ def _run_child(label, pythonpath, expect_under, tests, workdir, timeout) -> Run:
     cmd = [
         sys.executable,
         "-m",
-        "torch_export_names._torch_patch._child",
+        "torch_export_names.tools.torch_patch._child",
         "--out",
         str(out),
         "--expect-torch-under",
