@@ -91,7 +91,7 @@ EOF
   # 3. the full suite, from the source tree, as CI runs it; 4. the patch harness.
   t0=$(date +%s)
   # (test_editable_install makes its own venv with torch 2.13.0: it tests nothing of this row's torch)
-  (cd "$repo" && "$venv/bin/python" -m pytest tests --slow -q -p no:cacheprovider -rs \
+  (cd "$repo" && "$venv/bin/python" -m pytest tests --slow --network -q -p no:cacheprovider -rs \
       --deselect tests/test_editable_install.py --junitxml="$res/junit.xml") > "$res/pytest.log" 2>&1
   echo $(( $(date +%s) - t0 )) > "$res/test-seconds"
   (cd "$dir" && "$venv/bin/python" -m torch_export_names patch verify --json) \

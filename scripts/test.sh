@@ -30,7 +30,7 @@ pip install -q -c constraints.txt ".[executorch,test]" numpy pillow transformers
 
 # The two instruction-count tests under valgrind's callgrind (marker callgrind: minutes of CPU for
 # the benchmark harness, not the package) are left out; docs/development.md has their command.
-python -m pytest tests --slow -m "not callgrind" -n 2 --dist loadfile "$@"
+python -m pytest tests --slow --network -m "not callgrind" -n 2 --dist loadfile "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
   echo "pytest collected no tests: failing the run" >&2

@@ -42,45 +42,50 @@ def _fresh_warn_once():
     _warnings._warned.update(saved)
 
 
-# --- slow tests: deselected unless --slow (CI passes it: the README's test command) ----------
+# --- opt-in markers: "slow" (a minute or more) and "network" (reads PyPI) tests are deselected
+# unless --slow / --network is given, or a -m expression names the marker. The README's test
+# command (scripts/test.sh, which CI runs) passes both: it installs from the package index anyway.
 
-SLOW_HINT = "run with --slow to include them (CI does)"
-_SLOW_DESELECTED = pytest.StashKey[int]()
+OPT_IN = {
+    "slow": "also run the tests marked slow (a minute or more each); CI runs them",
+    "network": "also run the tests marked network (they read torch's wheel on PyPI); CI runs them",
+}
+_DESELECTED = pytest.StashKey[dict]()
+
+
+def _hint(marker: str) -> str:
+    return f"run with --{marker} to include them (CI does)"
 
 
 def pytest_addoption(parser):
-    parser.addoption(
-        "--slow",
-        action="store_true",
-        default=False,
-        help="also run the tests marked slow (a minute or more each); CI runs them",
-    )
+    for marker, text in OPT_IN.items():
+        parser.addoption(f"--{marker}", action="store_true", default=False, help=text)
 
 
-def _slow_selected(config) -> bool:
-    """--slow, or a -m expression that names the marker (``-m slow``, ``-m "not slow"``)."""
-    return config.getoption("--slow") or "slow" in (config.getoption("markexpr") or "")
+def _selected(config, marker: str) -> bool:
+    return config.getoption(f"--{marker}") or marker in (config.getoption("markexpr") or "")
 
 
 def pytest_report_header(config):
     lines = [f"hypothesis profile: {config.getoption('hypothesis_profile', None) or HYPOTHESIS_PROFILE}"]
-    if not _slow_selected(config):
-        lines.append(f"slow tests: deselected; {SLOW_HINT}")
+    lines += [f"{m} tests: deselected; {_hint(m)}" for m in OPT_IN if not _selected(config, m)]
     return lines
 
 
 def pytest_collection_modifyitems(config, items):
-    if _slow_selected(config):
-        return
-    slow = [item for item in items if item.get_closest_marker("slow")]
-    if slow:
-        items[:] = [item for item in items if not item.get_closest_marker("slow")]
-        config.hook.pytest_deselected(items=slow)
-    config.stash[_SLOW_DESELECTED] = len(slow)
+    counts = {}
+    for marker in OPT_IN:
+        if _selected(config, marker):
+            continue
+        out = [item for item in items if item.get_closest_marker(marker)]
+        if out:
+            items[:] = [item for item in items if not item.get_closest_marker(marker)]
+            config.hook.pytest_deselected(items=out)
+            counts[marker] = len(out)
+    config.stash[_DESELECTED] = counts
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    count = config.stash.get(_SLOW_DESELECTED, 0)
-    if count:
+    for marker, count in config.stash.get(_DESELECTED, {}).items():
         tests = "test" if count == 1 else "tests"
-        terminalreporter.write_line(f"{count} slow {tests} deselected; {SLOW_HINT}", yellow=True)
+        terminalreporter.write_line(f"{count} {marker} {tests} deselected; {_hint(marker)}", yellow=True)
