@@ -14,9 +14,9 @@
 #                    older torch is about 5 GB)
 #   MATRIX_OUT=FILE  the table to write (default: docs/reports/compatibility.md)
 #
-# torch is always pinned (a bare `torch` pulls the newest multi-GB CUDA build). This
-# machine's pip may be capped at torch<=2.14.1 by its global config; releases above the
-# cap are installed with PIP_CONFIG_FILE=/dev/null (the registry's default index).
+# torch is always pinned (a bare `torch` pulls the newest multi-GB CUDA build). A global
+# pip configuration may cap torch below the newest release; 2.15 is installed with
+# PIP_CONFIG_FILE=/dev/null (the registry's default index).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)

@@ -36,7 +36,7 @@ from torch_export_names.passes import _graph_modules
 from helpers import lint_all, outcome, same_values, torch_has
 
 try:
-    _illegal_names = _fx_namespace.illegal_names()  # torch's table, or built from its sources
+    _illegal_names = _fx_namespace.refused_names()  # torch's table, or built from its sources
 except _fx_namespace.PrivateStateMissing as e:
     pytest.skip(f"torch {torch.__version__}: {e}", allow_module_level=True)
 _custom_builtins = torch.fx.graph._custom_builtins

@@ -71,8 +71,8 @@ def test_illegal_names_are_built_from_their_sources_on_a_torch_without_the_table
 
     real = getattr(torch.fx.graph, "_illegal_names", None)
     monkeypatch.delattr(torch.fx.graph, "_illegal_names", raising=False)
-    _fx_namespace._illegal_names_from_sources.cache_clear()
-    built = _fx_namespace.illegal_names()
+    _fx_namespace._refused_names_from_sources.cache_clear()
+    built = _fx_namespace.refused_names()
     assert {"inf", "nan", "device", "torch", "class", "print"} <= built.keys()
     assert set(built) == set(keyword.kwlist) | set(builtins.__dict__) | set(torch.fx.graph._custom_builtins)
     if real is not None:  # torch's table is taken at import; builtins may gain entries later

@@ -9,9 +9,10 @@ Everything here reads or writes ``torch.fx.graph._Namespace``:
 ``_used_names`` (every name handed out), ``_obj_to_name`` (node -> name) and
 ``_base_count`` (next suffix per base name, which keeps ``create_name`` O(1)).
 Names are recorded here, and renamed where they cannot be a parameter of fx's generated code
-(``_codegen_rule.can_be_parameter``). It also reads ``torch.fx.graph._illegal_names`` (every keyword and
-builtin as well), which ``create_name`` never hands out and this package uses
-only to draw new names.
+(``_codegen_rule.can_be_parameter``: ``is_illegal``). It also reads the names ``create_name``
+refuses (``refused_names``: ``torch.fx.graph._illegal_names``, every keyword and builtin), which
+the code-generator guard checks a parameter against: such a parameter may meet a global of the
+generated code.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ __all__ = [
     "fresh_name",
     "is_illegal",
     "is_used",
-    "illegal_names",
+    "refused_names",
     "is_recorded",
     "name_of",
     "names_at_risk",
@@ -79,7 +80,7 @@ def _namespace(graph: torch.fx.Graph):
     return ns
 
 
-def illegal_names() -> dict:
+def refused_names() -> dict:
     """The names ``create_name`` refuses for a node, as a dict (``in`` and ``.keys()``).
 
     ``torch.fx.graph._illegal_names`` where this torch has it; torch releases
@@ -90,11 +91,11 @@ def illegal_names() -> dict:
     names = getattr(torch.fx.graph, "_illegal_names", None)
     if isinstance(names, dict):
         return names
-    return _illegal_names_from_sources()
+    return _refused_names_from_sources()
 
 
 @functools.lru_cache(maxsize=None)
-def _illegal_names_from_sources() -> dict:
+def _refused_names_from_sources() -> dict:
     custom = getattr(torch.fx.graph, "_custom_builtins", None)
     if not isinstance(custom, dict):
         raise PrivateStateMissing(
@@ -106,7 +107,7 @@ def _illegal_names_from_sources() -> dict:
 
 def check(graphs: Iterable[torch.fx.Graph]) -> None:
     """Raise PrivateStateMissing unless every graph has the state we use."""
-    illegal_names()
+    refused_names()
     codegen_names()
     for g in graphs:
         _namespace(g)

@@ -81,7 +81,7 @@ def _may_collide(name: str, nodes: list[torch.fx.Node]) -> bool:
     from ._codegen_rule import codegen_names
 
     return (
-        name in _ns.illegal_names()
+        name in _ns.refused_names()
         or name in codegen_names()
         or _ns.split_suffix(name)[1] is not None
         or any(node.name != name for node in nodes)
