@@ -167,3 +167,15 @@ def same_values(a, b) -> bool:
     except (AssertionError, TypeError, ValueError):
         return False
     return True
+
+
+def root_cause(e: BaseException) -> BaseException:
+    """The first exception of ``e``'s ``raise ... from`` chain."""
+    while e.__cause__ is not None:
+        e = e.__cause__
+    return e
+
+
+def all_nodes(obj) -> list[torch.fx.Node]:
+    """Every node of ``obj``'s graph and of its nested graphs."""
+    return [n for _, _, g in _graph_modules(obj) for n in g.nodes]

@@ -6,26 +6,8 @@ file; consumer_models.py builds the consumer tests' models (scripts/exposure.py 
 
 import torch
 
-
-class MulInput(torch.nn.Module):
-    """Input ``mul``: export renames the model's own ``mul`` to ``mul_1`` without recording it."""
-
-    def forward(self, mul):
-        return mul * 2
-
-
-class CollidingInputs(torch.nn.Module):
-    """Inputs ``mul`` and ``cat`` make torch.export rename the model's ops to mul_1, cat_1."""
-
-    def forward(self, mul, cat):
-        return torch.cat([mul * 2, cat])
-
-
-class CondMulInput(torch.nn.Module):
-    """torch names the branch's ops mul_1, mul_2 after the operand ``mul``, unrecorded."""
-
-    def forward(self, x, mul):
-        return torch.cond(x.sum() > 0, lambda a, b: a * b * 2, lambda a, b: a - b, (x, mul))
+# The three the reproduction cases and ``patch verify`` also export: defined once, with the cases.
+from torch_export_names.tools.cases import CollidingInputs, CondMulInput, MulInput  # noqa: E402,F401
 
 
 class CondT1Input(torch.nn.Module):

@@ -30,26 +30,15 @@ import torch
 import torch.nn.functional as F
 
 from consumer_models import Named, WithParam, _rand, linear_relu_scale
-from helpers import import_or_skip, is_pinned, lint_all, not_reproduced
+from helpers import all_nodes, import_or_skip, is_pinned, lint_all, not_reproduced, root_cause
 
 import_or_skip("executorch.exir", "needs ExecuTorch")
 
 import torch_export_names  # noqa: E402
 from torch_export_names.hook import suspended  # noqa: E402
-from torch_export_names.passes import _graph_modules  # noqa: E402
 
 REDEFINED = "Node redefined name"
 aten = torch.ops.aten
-
-
-def _root(e: BaseException) -> BaseException:
-    while e.__cause__ is not None:
-        e = e.__cause__
-    return e
-
-
-def _nodes(obj):
-    return [n for _, _, g in _graph_modules(obj) for n in g.nodes]
 
 
 def _aten(target):
@@ -58,7 +47,7 @@ def _aten(target):
 
 
 def _targets(obj):
-    return {_aten(n.target) for n in _nodes(obj) if n.op == "call_function"}
+    return {_aten(n.target) for n in all_nodes(obj) if n.op == "call_function"}
 
 
 def _flat(out):
@@ -220,7 +209,7 @@ def _full_then_mul(ep):
     targets = _targets(ep)
     return aten.full.default in targets and not any(
         _aten(n.target) is aten.mul.Tensor and not isinstance(n.args[1], torch.fx.Node)
-        for n in _nodes(ep)
+        for n in all_nodes(ep)
         if n.op == "call_function"
     )
 
@@ -327,7 +316,7 @@ def test_consumer_collides_without_hook(case):
             if obj is not None:
                 lint_all(obj)
     except Exception as e:  # noqa: BLE001 - the error is what is checked
-        root = _root(e)
+        root = root_cause(e)
         assert re.search(REDEFINED, f"{type(root).__name__}: {root}"), repr(root)
         return
     what = f"{case.id}: no collision (the consumer may now rebuild the graph before adding nodes)"
@@ -359,7 +348,7 @@ def test_consumer_runs_with_hook(case):
                 "hook or no hook (an older release)"
             )
     assert case.did_work(out), f"{case.id} did not do its work"
-    names = {n.name for n in _nodes(out)}
+    names = {n.name for n in all_nodes(out)}
     assert case.colliding in names, f"{case.colliding} was renamed: {sorted(names)}"
     if case.numerics is not None:
         got, want = case.numerics(model, args, out)

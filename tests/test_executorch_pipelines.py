@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from consumer_models import Named
-from helpers import import_or_skip, lint_all, not_reproduced
+from helpers import all_nodes, import_or_skip, lint_all, not_reproduced, root_cause
 
 import_or_skip(
     "executorch.backends.qualcomm._passes",  # ExecuTorch 0.7: its Qualcomm passes do not import
@@ -45,7 +45,6 @@ from executorch.backends.transforms.decompose_sdpa import DecomposeScaledDotProd
 from executorch.exir.program._program import lift_constant_tensor_pass  # noqa: E402
 
 import torch_export_names  # noqa: E402
-from torch_export_names.passes import _graph_modules  # noqa: E402
 from torch_export_names.tools.cases import CASES  # noqa: E402
 
 from executorch_helpers import (  # noqa: E402
@@ -232,22 +231,12 @@ def _run_pass(name: str, ep: torch.export.ExportedProgram) -> None:
     lift_constant_tensor_pass(ep)
 
 
-def _root(e: BaseException) -> BaseException:
-    while e.__cause__ is not None:
-        e = e.__cause__
-    return e
-
-
-def _nodes(obj):
-    return [n for _, _, g in _graph_modules(obj) for n in g.nodes]
-
-
 def _export_checked(case: PassCase):
     model, args = case.make()
     ep = torch.export.export(model, args)
-    names = {n.name for n in _nodes(ep)}
+    names = {n.name for n in all_nodes(ep)}
     assert set(case.colliding) <= names, f"export named no node {case.colliding}: {sorted(names)}"
-    assert any(map(case.acts_on, _nodes(ep))), f"export produced nothing for {case.pass_name} to rewrite"
+    assert any(map(case.acts_on, all_nodes(ep))), f"export produced nothing for {case.pass_name} to rewrite"
     return model, args, ep
 
 
@@ -268,7 +257,7 @@ def test_pass_fails_without_hook(case):
         _run_pass(case.pass_name, ep)
         lint_all(ep)
     except Exception as e:  # noqa: BLE001 - the error is what is checked
-        root = _root(e)
+        root = root_cause(e)
         assert re.search(case.expected_error, f"{type(root).__name__}: {root}"), repr(root)
         return
     not_reproduced(NO_COLLISION)
@@ -280,7 +269,7 @@ def test_pass_runs_and_lints_with_hook(case):
         model, args, ep = _export_checked(case)
         _run_pass(case.pass_name, ep)
     lint_all(ep)
-    nodes = _nodes(ep)
+    nodes = all_nodes(ep)
     assert not any(map(case.acts_on, nodes)), f"{case.pass_name} left what it rewrites"
     if case.creates is not None:
         assert any(map(case.creates, nodes)), f"{case.pass_name} did not build its op"
@@ -314,7 +303,7 @@ def test_decompose_wrap_with_autocast_runs_after_repair_but_drops_the_autocast_c
         model, args, ep = _export_checked(case)
         _run_pass(case.pass_name, ep)
     lint_all(ep)
-    assert not any(map(case.acts_on, _nodes(ep)))
+    assert not any(map(case.acts_on, all_nodes(ep)))
     assert model(*args).dtype == torch.bfloat16
     assert ep.module()(*args).dtype == torch.float32
 
@@ -362,7 +351,7 @@ def test_annotation_pipeline_fails_without_hook(case):
     try:
         lint_all(_annotation_pipeline(model, args))
     except Exception as e:  # noqa: BLE001
-        root = _root(e)
+        root = root_cause(e)
         assert re.search(case.expected_error, f"{type(root).__name__}: {root}"), repr(root)
         return
     not_reproduced(NO_COLLISION)
@@ -374,7 +363,7 @@ def test_annotation_pipeline_without_hop_names_needs_no_hook(case):
     model, args = case.make()
     gm = _annotation_pipeline(model, args)
     lint_all(gm)
-    assert not any(map(case.consumed, _nodes(gm)))
+    assert not any(map(case.consumed, all_nodes(gm)))
 
 
 @pytest.mark.parametrize("case", QNN_CASES, ids=lambda c: c.name)
@@ -383,7 +372,7 @@ def test_annotation_pipeline_on_module_runs_with_hook(case):
     with torch_export_names.installed():
         gm = _annotation_pipeline(model, args)
     lint_all(gm)
-    assert not any(map(case.consumed, _nodes(gm)))
+    assert not any(map(case.consumed, all_nodes(gm)))
     if case.matches_eager:
         torch.testing.assert_close(gm(*args), model(*args))
 
@@ -401,7 +390,7 @@ def test_qnn_lowering_fails_without_hook(case):
     try:
         _lower(model, args)
     except Exception as e:  # noqa: BLE001
-        root = _root(e)
+        root = root_cause(e)
         assert re.search(case.expected_error, f"{type(root).__name__}: {root}"), repr(root)
         return
     not_reproduced(NO_COLLISION)

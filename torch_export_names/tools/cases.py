@@ -155,11 +155,28 @@ def _step_and_check(case: Case, ep, model, args, fail: Callable[[str, str], Outc
 # --- the cases -------------------------------------------------------------
 
 
+# The probe models the cases, ``patch verify``'s child and the tests share (tests/models.py).
+
+
 class MulInput(torch.nn.Module):
-    """Input ``mul``: torch.export renames the model's own mul to ``mul_1``."""
+    """Input ``mul``: export renames the model's own ``mul`` to ``mul_1`` without recording it."""
 
     def forward(self, mul):
         return mul * 2
+
+
+class CollidingInputs(torch.nn.Module):
+    """Inputs ``mul`` and ``cat`` make torch.export rename the model's ops to mul_1, cat_1."""
+
+    def forward(self, mul, cat):
+        return torch.cat([mul * 2, cat])
+
+
+class CondMulInput(torch.nn.Module):
+    """torch names the branch's ops mul_1, mul_2 after the operand ``mul``, unrecorded."""
+
+    def forward(self, x, mul):
+        return torch.cond(x.sum() > 0, lambda a, b: a * b * 2, lambda a, b: a - b, (x, mul))
 
 
 def _add_mul_node(ep):

@@ -80,22 +80,6 @@ def _cases() -> list[dict]:
     return out
 
 
-def _entry_models():
-    """The models the entry-point checks export (defined here so importing this module imports no torch)."""
-    import torch
-
-    class CollidingInputs(torch.nn.Module):
-        # Inputs mul and cat make torch.export rename the model's ops to mul_1, cat_1.
-        def forward(self, mul, cat):
-            return torch.cat([mul * 2, cat])
-
-    class CondMulInput(torch.nn.Module):
-        def forward(self, x, mul):
-            return torch.cond(x.sum() > 0, lambda a, b: a * b * 2, lambda a, b: a - b, (x, mul))
-
-    return CollidingInputs, CondMulInput
-
-
 def _move_to_device_pass():
     """``torch.export.passes.move_to_device_pass``, or None where this torch has none."""
     try:
@@ -109,8 +93,8 @@ def _entries() -> list[dict]:
     import torch
 
     from torch_export_names.passes import find_unrecorded_names
+    from torch_export_names.tools.cases import CollidingInputs, CondMulInput
 
-    CollidingInputs, CondMulInput = _entry_models()
     args = (torch.randn(2, 3), torch.randn(2, 3))
 
     def export(model=CollidingInputs, **kw):
