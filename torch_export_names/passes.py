@@ -210,34 +210,16 @@ def repair(obj: Program, *, strict: bool = False) -> RepairReport:
     importing the package does too), so that code generated for the program, now or after
     later passes, never lets a parameter such as ``inf`` shadow a global of that code.
     """
-    if (
-        isinstance(obj, torch.fx.GraphModule)
-        and not obj._modules
-        or (isinstance(obj, torch.export.ExportedProgram) and not obj.graph_module._modules)
-    ):
-        # One graph: record_all checks the private state before it writes anything.
-        root = obj if isinstance(obj, torch.fx.GraphModule) else obj.graph_module
-        graphs = [("", root, root.graph)]
+    graphs = _checked_graphs(obj, strict, "repair")
+    if graphs is None:
+        return RepairReport(0, 0, 0)
+    illegal: dict[int, list[torch.fx.Node]] = {}
+    recorded = 0
+    for i, (_, _, graph) in enumerate(graphs):
         found: list[torch.fx.Node] = []
-        try:
-            recorded = _ns.record_all(root.graph, found)
-        except PrivateStateMissing as e:
-            if strict:
-                raise
-            _warn_private_state(e, "repair")
-            return RepairReport(0, 0, 0)
-        illegal = {0: found} if found else {}
-    else:
-        graphs = _checked_graphs(obj, strict, "repair")
-        if graphs is None:
-            return RepairReport(0, 0, 0)
-        illegal = {}
-        recorded = 0
-        for i, (_, _, graph) in enumerate(graphs):
-            found = []
-            recorded += _ns.record_all(graph, found)
-            if found:
-                illegal[i] = found
+        recorded += _ns.record_all(graph, found)
+        if found:
+            illegal[i] = found
     codegen_guard.install()
     legalized = _legalize(obj, graphs, illegal) if illegal else 0
     renamed = _hops.propagate(graphs) if len(graphs) > 1 else 0  # HOP subgraphs are submodules
