@@ -11,7 +11,6 @@ source can be read, e.g. with no network.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import urllib.error
@@ -122,7 +121,7 @@ def release_files(version: str, paths: list[str], dest: Path) -> str:
         read = wheel.read
     for path in paths:
         data = read(path)
-        if hashlib.sha256(data).hexdigest() != patch.pristine[path]:
+        if store.sha256(data) != patch.pristine[path]:
             raise Unavailable(f"{path} from {source} is not torch {version}'s (sha256 differs)")
         (dest / path).parent.mkdir(parents=True, exist_ok=True)
         (dest / path).write_bytes(data)

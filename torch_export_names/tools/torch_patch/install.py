@@ -12,7 +12,6 @@ after checking that the files are still what ``apply`` wrote. Only the
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import os
 import shutil
@@ -42,10 +41,6 @@ def site_of(target: str | os.PathLike | None) -> Path:
         return store.installed_site()
     except FileNotFoundError as e:
         raise Refused(str(e)) from None
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _load(site: Path):
@@ -80,13 +75,13 @@ def apply(target=None, *, dry_run: bool = False, out: TextIO = sys.stdout) -> in
     # Applied in memory to release files only; None marks a file that is not the release's.
     patched = {
         f.path: diff.apply_file(current[f.path].decode("utf-8"), f)
-        if _sha256(current[f.path]) == patch.pristine[f.path]
+        if store.sha256(current[f.path]) == patch.pristine[f.path]
         else None
         for f in patch.torch_files
     }
     if backup.exists():
         manifest = _manifest(backup)
-        if all(_sha256(current[p]) == h for p, h in manifest["patched"].items()):
+        if all(store.sha256(current[p]) == h for p, h in manifest["patched"].items()):
             print(
                 f"torch {version} in {site} is already patched (backup in {backup}); nothing to do", file=out
             )
@@ -121,7 +116,7 @@ def apply(target=None, *, dry_run: bool = False, out: TextIO = sys.stdout) -> in
         "torch": version,
         "patch": patch.path.name,
         "pristine": {rel: patch.pristine[rel] for rel in current},
-        "patched": {rel: _sha256(data) for rel, data in new.items()},
+        "patched": {rel: store.sha256(data) for rel, data in new.items()},
     }
     (backup / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     for rel, data in new.items():
@@ -170,14 +165,14 @@ def revert(target=None, *, dry_run: bool = False, out: TextIO = sys.stdout) -> i
         raise Refused(f"nothing to revert: {backup} does not exist (was the patch applied with `apply`?)")
     manifest = _manifest(backup)
     current = {rel: (site / rel).read_bytes() for rel in manifest["patched"]}
-    changed = [rel for rel, h in manifest["patched"].items() if _sha256(current[rel]) != h]
+    changed = [rel for rel, h in manifest["patched"].items() if store.sha256(current[rel]) != h]
     if changed:
         raise Refused(
             f"refusing to revert: these files changed since `apply` wrote them: {', '.join(changed)}. "
             f"The originals are still in {backup}."
         )
     originals = {rel: (backup / rel).read_bytes() for rel in manifest["patched"]}
-    bad = [rel for rel, data in originals.items() if _sha256(data) != manifest["pristine"][rel]]
+    bad = [rel for rel, data in originals.items() if store.sha256(data) != manifest["pristine"][rel]]
     if bad:
         raise Refused(f"the backup in {backup} is damaged: {', '.join(bad)}")
     if dry_run:

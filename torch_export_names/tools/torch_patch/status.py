@@ -10,7 +10,6 @@ works on a torch whose import is broken.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from pathlib import Path
 
 from . import diff, install, store
@@ -21,10 +20,6 @@ STOCK = "stock"
 PATCHED = "patched"
 MODIFIED = "modified otherwise"
 MISSING = "missing"
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def original_text(text: str, change: diff.FileDiff) -> str | None:
@@ -40,14 +35,14 @@ def _file_state(path: Path, change: diff.FileDiff, pristine: str) -> str:
         data = path.read_bytes()
     except FileNotFoundError:
         return MISSING
-    if _sha256(data) == pristine:
+    if store.sha256(data) == pristine:
         return STOCK
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return MODIFIED
     original = original_text(text, change)
-    if original is not None and _sha256(original.encode("utf-8")) == pristine:
+    if original is not None and store.sha256(original.encode("utf-8")) == pristine:
         return PATCHED
     return MODIFIED
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import importlib.util
 import re
 from pathlib import Path
@@ -23,6 +24,7 @@ __all__ = [
     "installed_site",
     "load",
     "release_of",
+    "sha256",
     "torch_version_at",
 ]
 
@@ -41,6 +43,11 @@ def data_dir() -> Path:
         f"no torch-*.patch files in {_PACKAGED}: the package is installed without its data, "
         "or a checkout lost the link to patches/"
     )
+
+
+def sha256(data: bytes) -> str:
+    """The hex digest the ``.sha256`` files list (``sha256sum``'s)."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def release_of(version: str) -> str:

@@ -24,7 +24,6 @@ undone. A torch modified in any other way is refused.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import shutil
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import torch_export_names
 
-from . import diff, overlay, status
+from . import diff, overlay, status, store
 from .store import installed_site
 
 __all__ = ["Check", "Report", "Run", "VerifyError", "verify"]
@@ -175,10 +174,6 @@ def _short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _package_path() -> list[Path]:
     """Where the child finds this torch_export_names: nothing extra when it is installed
     in a site directory (putting site-packages on PYTHONPATH would put it before the
@@ -259,7 +254,7 @@ def verify(
             + "); reinstall it (`pip install --force-reinstall --no-deps "
             f"torch=={patch.version}`)"
         )
-    before = {f.path: _sha256(site / f.path) for f in patch.torch_files}
+    before = {f.path: store.sha256((site / f.path).read_bytes()) for f in patch.torch_files}
     workdir = Path(tempfile.mkdtemp(prefix="torch-export-names-verify-"))
     try:
         # One run on the torch as released, one with the patch: the installed torch is
@@ -296,7 +291,7 @@ def verify(
             print(f"kept {workdir}", file=sys.stderr)
         else:
             shutil.rmtree(workdir, ignore_errors=True)
-    after = {f.path: _sha256(site / f.path) for f in patch.torch_files}
+    after = {f.path: store.sha256((site / f.path).read_bytes()) for f in patch.torch_files}
     if after != before:
         changed = sorted(p for p in after if after[p] != before[p])
         raise VerifyError(f"the torch in {site} changed during verify: {changed}")
