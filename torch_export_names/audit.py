@@ -35,7 +35,7 @@ import threading
 from types import FrameType
 from typing import Iterator
 
-from ._patching import Patch
+from ._patching import Patch, PatchSet
 
 __all__ = ["AuditEvent", "AuditReport", "Site", "audited", "is_active"]
 
@@ -47,7 +47,6 @@ _lock = threading.RLock()
 _local = threading.local()  # .depth: patched calls in progress in this thread
 # Guarded by _lock.
 _reports: list[AuditReport] = []
-_patches: list[Patch] = []  # on Graph.<name> for each name of PATCHED, while a block is open
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -330,24 +329,15 @@ def _wrapper(name: str):
     return make
 
 
-def _patch() -> None:
-    """Wrap the Graph methods unless they are wrapped. Caller holds ``_lock``."""
+def _make_patches() -> list[Patch]:
     import torch.fx
 
-    if _patches:
-        return
-    for name in PATCHED:
-        patch = Patch(torch.fx.Graph, name, _wrapper(name))
-        patch.apply()
-        _patches.append(patch)
+    return [Patch(torch.fx.Graph, name, _wrapper(name)) for name in PATCHED]
 
 
-def _unpatch() -> None:
-    """Put the original function objects back (a method wrapped again on top of ours keeps
-    ours beneath, switched off: see ``_patching``). Caller holds ``_lock``."""
-    for patch in _patches:
-        patch.remove()
-    _patches.clear()
+# On while an audited() block is open; then torch's function objects are back (a method wrapped
+# again on top of ours keeps ours beneath, switched off: see _patching).
+_patched = PatchSet(_make_patches)
 
 
 @contextlib.contextmanager
@@ -360,14 +350,12 @@ def audited() -> Iterator[AuditReport]:
     from . import hook
 
     report = AuditReport(hook_at_start=hook.is_installed())
-    with _lock:
-        _patch()
-        _reports.append(report)
-    try:
-        yield report
-    finally:
+    with _patched.block():
         with _lock:
-            _reports[:] = [r for r in _reports if r is not report]
-            if not _reports:
-                _unpatch()
-        report.hook_at_end = hook.is_installed()
+            _reports.append(report)
+        try:
+            yield report
+        finally:
+            with _lock:
+                _reports[:] = [r for r in _reports if r is not report]
+    report.hook_at_end = hook.is_installed()
