@@ -224,11 +224,6 @@ _NO_NAME_REGEX = (
     "torch.fx.graph has no _name_regex in this release: _record_name parses "
     "suffixes with _Namespace._name_suffix_regex."
 )
-_OLD_RENAME = (
-    "_rename_without_collisions is the older (name_map, orig_name, name, "
-    "is_placeholder) helper here (it searches name_map.values()); the "
-    "legality check goes into its collision test."
-)
 
 _RECORD_NAME = '''
     def _record_name(self, obj: OBJ, name: str) -> None:
@@ -303,22 +298,44 @@ KEEP_PARAMETER_NAMES = '''\
         a fresh name from ``namespace`` (a global is bound to its object under
         it), and the parameters get their names back. When no parameter
         collides, the code is returned exactly as ``generate`` made it.
+
+        Most graphs have no parameter that can collide, and for them this costs
+        a few membership tests per parameter: the globals the body names are
+        builtins, the registered ``_custom_builtins`` or names that ``namespace``
+        hands out, and a local is a node's name from ``namespace``. A parameter
+        can only be one of those if its name is a builtin or a registered global,
+        has a numeric suffix, or is not its placeholder's own name; only then is
+        the generated code checked.
         """
+        placeholders: dict[str, list[Node]] = {}
+        for node in self.find_nodes(op="placeholder"):
+            if isinstance(node.target, str):
+                placeholders.setdefault(node.target.lstrip("*"), []).append(node)
+        info = getattr(self._codegen, "pytree_info", None)
+        orig_args = list(info.orig_args) if info is not None else []
+        names = list(dict.fromkeys([*placeholders, *orig_args]))
+
+        def may_collide(name: str) -> bool:
+            base, _, suffix = name.rpartition("_")
+            return (
+                name in _custom_builtins
+                or name in builtins.__dict__
+                or (base != "" and suffix.isdigit())
+                or any(node.name != name for node in placeholders.get(name, ()))
+            )
+
+        if not any(may_collide(name) for name in names):
+            return generate(*args, **kwargs)
+
         saved = (
             namespace._obj_to_name.copy(),
             namespace._used_names.copy(),
             namespace._base_count.copy(),
         )
         code = generate(*args, **kwargs)
-        placeholders: dict[str, list[Node]] = {}
-        for node in self.nodes:
-            if node.op == "placeholder" and isinstance(node.target, str):
-                placeholders.setdefault(node.target.lstrip("*"), []).append(node)
-        info = getattr(self._codegen, "pytree_info", None)
-        orig_args = list(info.orig_args) if info is not None else []
         clashing = [
             name
-            for name in dict.fromkeys([*placeholders, *orig_args])
+            for name in names
             if name in code.globals
             or name in ("getattr", "slice", "Ellipsis", "range")
             or (
@@ -655,7 +672,7 @@ EDITS: list[Edit] = [
                 HOO_LOOP_STOCK,
                 HOO_LOOP_OPERANDS,
             ),
-            *(Alt(path, _OLD_HOO_LOOP, _OLD_HOO_LOOP_NEW, note=_OLD_RENAME) for path in (_UTILS, _EP)),
+            *(Alt(path, _OLD_HOO_LOOP, _OLD_HOO_LOOP_NEW) for path in (_UTILS, _EP)),
         ),
     ),
     Edit(
@@ -726,7 +743,6 @@ EDITS: list[Edit] = [
                 "        node._assign_name(\n"
                 "            _rename_without_collisions(name_map, node.name, node.name)\n"
                 "        )\n",
-                note=_OLD_RENAME,
             ),
         ),
     ),

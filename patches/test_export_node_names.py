@@ -148,6 +148,12 @@ class RoundInput(torch.nn.Module):
         return x[: builtins.round(x.shape[0] / 3)] * round
 
 
+class RoundScaleInput(torch.nn.Module):
+    # RoundInput with a plain input name
+    def forward(self, x, scale):
+        return x[: builtins.round(x.shape[0] / 3)] * scale
+
+
 class InputAndInput1(torch.nn.Module):
     def forward(self, input, input_1):
         return input - input_1
@@ -378,7 +384,19 @@ output output""",
     def test_input_named_round_next_to_a_call_of_round_runs(self):
         # builtins.round on a symbolic size is a call_function in the graph
         model, x, r = RoundInput(), torch.randn(9), torch.tensor(2.0)
-        ep = export(model, (x, r), dynamic_shapes=({0: Dim.AUTO}, None))
+        dynamic_shapes = ({0: Dim.AUTO}, None)
+        try:
+            export(RoundScaleInput(), (x, r), dynamic_shapes=dynamic_shapes)
+        except Exception as e:
+            # some releases' export verifier refuses builtins.round on a symbolic
+            # size, whatever the inputs are called
+            if type(e).__name__ != "SpecViolationError" or "round" not in str(e):
+                raise
+            self.skipTest(
+                "this torch's export verifier refuses builtins.round on a symbolic "
+                f"size: {type(e).__name__}: {e}"[:200]
+            )
+        ep = export(model, (x, r), dynamic_shapes=dynamic_shapes)
         new = torch.randn(12)
         self.assertEqual(ep.module()(new, r), model(new, r))
 

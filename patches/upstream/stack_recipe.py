@@ -170,12 +170,21 @@ Alternatives considered:
   slice, Ellipsis, range; getattr; torch.ops qualified names; fx_pytree
   and pytree) are written in many places, and a new one would reopen
   the bug. Reading the uses off the generated code covers them all.
-Cost: one dict/set lookup per parameter on every codegen; the second
-generation and the ast parse happen only for graphs with a colliding
-parameter.
+Cost: nothing is done unless some parameter could collide: its name is
+a builtin or a registered global of the generated code (inf, nan,
+device, torch, ...), has a numeric suffix, or is not its placeholder's
+own name. For every other graph the helper costs a few membership tests
+per parameter: on a 3,003-node graph with parameters x and y, 3 us per
+code generation against 50 ms for recompile() (0.006%). A parameter
+that could collide costs a copy of the namespace and a check of the
+generated code (an input called input: recompile() 1.02x); one that
+does collide, a second generation and an ast parse (inf: 2.7x).
+Measured on torch 2.15.0 (patches/upstream/cost/codegen_cost.py of
+torch-export-names).
 
 Why this can land alone:
-It does not depend on commit 1 or 3 and changes only torch/fx/graph.py.
+It does not depend on commit 1 or 3 (its tests included) and changes
+only torch/fx/graph.py.
 """
 )
 
@@ -226,9 +235,8 @@ Alternatives considered:
 - Leave the placeholders as they are and have passes map subgraph
   placeholders to operands by position. Passes already written against
   cond's naming (by name) would still fail for these HOPs.
-Cost: no work per name beyond commit 1's. The whole stack on
-torch.export.export of the Llama decoder: +0.10% (1 layer) and +0.24%
-(4 layers) of export's instructions.
+Cost: no work per name beyond commit 1's (whose description has its
+measured cost).
 
 Why this can land alone:
 It needs only commit 1 (Node._assign_name); commit 2 is independent of
