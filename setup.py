@@ -62,8 +62,7 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     packages=find_packages(include=["torch_export_names", "torch_export_names.*"]),
-    # torch_export_names/tools/torch_patch/data is a link to the repository's patches/: the wheel
-    # copies the patches and their release hashes there, and a checkout reads them through it.
+    # The release patches and their hashes (patches/make_patches.py writes them there).
     package_data={
         "torch_export_names": ["py.typed"],
         "torch_export_names.tools.torch_patch": ["data/torch-*.patch", "data/torch-*.sha256"],

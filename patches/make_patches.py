@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Regenerate patches/torch-<version>.patch and .sha256 from pristine installed torch.
+"""Regenerate the release patches (torch-<version>.patch and .sha256, the package data in
+torch_export_names/tools/torch_patch/data/) from pristine installed torch.
 
     python patches/make_patches.py [--check] 2.13.0=/path/to/site-packages [2.14.1=...] ...
 
@@ -37,6 +38,8 @@ import textwrap
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# The package ships the patches and hashes as its data (torch-export-names patch ...).
+OUT = HERE.parent / "torch_export_names" / "tools" / "torch_patch" / "data"
 TEST_SOURCE = HERE / "test_export_node_names.py"
 TEST_PATH = "test/export/test_export_node_names.py"
 
@@ -173,10 +176,10 @@ def make(version: str, site: Path, *, write: bool = True) -> list[Outcome]:
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-F", "-", stdin=message(outcomes))
         patch = git(repo, "format-patch", "-1", "--stdout", "--no-signature", "--stat=80")
-    (HERE / f"torch-{version}.patch").write_text(patch)
+    (OUT / f"torch-{version}.patch").write_text(patch)
     lines = [f"{hashlib.sha256((site / p).read_bytes()).hexdigest()}  {p}\n" for p in files]
-    (HERE / f"torch-{version}.sha256").write_text("".join(lines))
-    print(f"patches/torch-{version}.patch: {len(files)} torch files + {TEST_PATH}")
+    (OUT / f"torch-{version}.sha256").write_text("".join(lines))
+    print(f"{OUT / f'torch-{version}.patch'}: {len(files)} torch files + {TEST_PATH}")
     return outcomes
 
 

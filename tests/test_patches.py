@@ -485,7 +485,7 @@ def test_every_patch_carries_the_current_test_file():
     source = (REPO_PATCHES / "test_export_node_names.py").read_text(encoding="utf-8")
     for version in store.available():
         assert store.load(version).test_files["test/export/test_export_node_names.py"] == source, (
-            f"patches/torch-{version}.patch is stale: run patches/make_patches.py"
+            f"torch-{version}.patch is stale: run patches/make_patches.py"
         )
 
 
@@ -501,11 +501,11 @@ def test_make_patches_regenerates_the_shipped_patch_from_this_torch(tmp_path, ca
     monkeypatch.setitem(sys.modules, "make_patches", make_patches)  # for its dataclasses
     spec.loader.exec_module(make_patches)
     recipe = sys.modules["recipe"]
-    make_patches.HERE = tmp_path  # write there, not into the source tree
+    make_patches.OUT = tmp_path  # write there, not into the package
     outcomes = make_patches.make(PATCH.version, SITE)
     for suffix in (".patch", ".sha256"):
         name = f"torch-{PATCH.version}{suffix}"
-        assert (tmp_path / name).read_bytes() == (REPO_PATCHES / name).read_bytes(), name
+        assert (tmp_path / name).read_bytes() == (store.data_dir() / name).read_bytes(), name
     # the report names every edit, applied or not applicable with its reason
     report = capsys.readouterr().out
     assert len(outcomes) == len(recipe.EDITS)
@@ -515,7 +515,7 @@ def test_make_patches_regenerates_the_shipped_patch_from_this_torch(tmp_path, ca
 
 
 @pytest.mark.skipif(not REPO_PATCHES.is_dir(), reason="not a source tree")
-def test_build_puts_the_patches_in_the_package(tmp_path, monkeypatch):
+def test_the_built_package_carries_the_patches_as_files(tmp_path, monkeypatch):
     repo = REPO_PATCHES.parent
     subprocess.run(
         [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path)],
@@ -526,8 +526,8 @@ def test_build_puts_the_patches_in_the_package(tmp_path, monkeypatch):
     )
     data = tmp_path / "torch_export_names" / "tools" / "torch_patch" / "data"
     shipped = sorted(p.name for p in data.iterdir())
-    expected = sorted(p.name for p in REPO_PATCHES.iterdir() if p.suffix in (".patch", ".sha256"))
-    assert shipped == expected
+    expected = sorted(p.name for p in store.data_dir().iterdir() if p.suffix in (".patch", ".sha256"))
+    assert shipped == expected and not any(p.is_symlink() for p in [data, *data.iterdir()])
     monkeypatch.setattr(store, "_PACKAGED", data)
     assert store.data_dir() == data
     from torch_export_names._bootstrap import pth_line

@@ -2,7 +2,7 @@
 
 The stack is three ``git format-patch`` commits against v2.15.0. Its torch files come from
 ``release_files`` (the installed torch if it is 2.15.0, else read from the 2.15.0 wheel on PyPI,
-checked against patches/torch-2.15.0.sha256: marker ``network``, run with ``--network``).
+checked against the release's torch-2.15.0.sha256: marker ``network``, run with ``--network``).
 PyTorch's test files, which the stack also changes, are not in a wheel, so only the ``torch/``
 part of each commit is applied here (patches/upstream/CHECK.md has the runs of PyTorch's
 tests). The printed-program comparison needs torch 2.15.0 itself: it runs in the version matrix

@@ -86,7 +86,7 @@ def build(site: Path, tests: Path, repo: Path) -> None:
 
 
 def check_release_patch(site: Path, repo: Path) -> bool:
-    """The torch files at the top of the stack are those of patches/torch-2.15.0.patch."""
+    """The torch files at the top of the stack are those of the release patch torch-2.15.0.patch."""
     texts, _ = make_patches.apply_recipe(recipe.Sources(site))
     ok = True
     for path, text in sorted(texts.items()):

@@ -3,7 +3,7 @@
 Each commit is a list of edits. An int is that edit of patches/recipe.py (the
 recipe of the release patches), in its 2.15.0 form; a (path, old, new) tuple replaces
 ``old`` (whole lines, exactly once) by ``new`` in the file as the commits before left
-it. The three commits together give the torch files of patches/torch-2.15.0.patch
+it. The three commits together give the torch files of torch-2.15.0.patch (the package's release patch)
 (``make_stack.py --check``); the release patches' own test file is not part of the
 stack: its tests are hunks in PyTorch's test files here.
 """

@@ -1,8 +1,7 @@
 """Where the patches and the release hashes are, and which torch versions have one.
 
-They are read from ``torch_export_names/tools/torch_patch/data/`` in every install mode:
-in a checkout (and an editable install) that is a link to the repository's ``patches/``,
-and the wheel ships the files the link points at.
+They are package data, ``torch_export_names/tools/torch_patch/data/``, in every install mode
+(patches/make_patches.py writes them there).
 """
 
 from __future__ import annotations
@@ -39,10 +38,7 @@ def data_dir() -> Path:
     """The directory holding ``torch-<version>.patch`` and ``.sha256`` files."""
     if any(_PACKAGED.glob("torch-*.patch")):
         return _PACKAGED
-    raise FileNotFoundError(
-        f"no torch-*.patch files in {_PACKAGED}: the package is installed without its data, "
-        "or a checkout lost the link to patches/"
-    )
+    raise FileNotFoundError(f"no torch-*.patch files in {_PACKAGED}: the package lacks its data")
 
 
 def sha256(data: bytes) -> str:
