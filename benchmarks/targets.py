@@ -1,4 +1,4 @@
-"""The issue's performance targets, judged on the figures of one run.
+"""The performance targets (benchmarks/README.md), judged on the figures of one run.
 
 repair within 1.2x of the upstream loop is judged on instruction counts (callgrind,
 ``benchmarks/instructions.py``): the wall-clock ratio of two calls of tens of microseconds
