@@ -42,7 +42,9 @@ row() {
     "$venv/bin/pip" install -q -c "$res/constraints.txt" "executorch==$et" py-cpuinfo >> "$res/install.log" 2>&1 \
       && echo "$et" > "$res/executorch"
   fi
-  "$venv/bin/pip" install -q --no-deps "$repo" >> "$res/install.log" 2>&1 || echo "pip install . failed" > "$res/install-failed"
+  # the package as a user installs it (it keeps that torch), with the test extra: the carried
+  # tests import torch's testing helpers, which need expecttest, hypothesis and numpy
+  "$venv/bin/pip" install -q "$repo[test]" >> "$res/install.log" 2>&1 || echo "pip install .[test] failed" > "$res/install-failed"
   "$venv/bin/python" -c "import json, torch; print(json.dumps({'torch': torch.__version__}))" > "$res/env.json"
   (cd "$dir" && "$venv/bin/python" -m torch_export_names patch verify --json) > "$res/verify.json" 2> "$res/verify.log"
   rm -rf "$venv"
