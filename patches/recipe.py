@@ -78,8 +78,11 @@ subgraph is shared by every call of the same function, so one call's
 operands cannot name it. An operand passed twice (a while_loop carrying
 (y, y); associative_scan's combine_fn, which takes two elements of each
 xs) gives the second placeholder a suffixed name instead of a duplicate,
-an operand that is not a node (a Python scalar) names its placeholder
-const, and only placeholders take operand names.
+and only placeholders take operand names. An operand that is not a node
+(a Python scalar, which the subgraph may carry as a SymInt that changes
+from one iteration to the next) has no name to give: its placeholder
+keeps the name tracing gave it, the user's variable name where dynamo
+saw one.
 """
 
 SHADOWING_EXAMPLE = """\
@@ -387,7 +390,7 @@ KEEP_PARAMETER_NAMES = '''\
             name: namespace.create_name(f"{name}_param", None) for name in clashing
         }
         renamed = [
-            (n, n.target) for name in clashing for n in placeholders.get(name, ())
+            (n, str(n.target)) for name in clashing for n in placeholders.get(name, ())
         ]
         try:
             for node, target in renamed:
@@ -553,7 +556,9 @@ _ASSOCIATIVE_SCAN = "torch/_higher_order_ops/associative_scan.py"
 def _associative_scan_layout(s: Sources) -> str | None:
     if s.has(_ASSOCIATIVE_SCAN, r"super\(\).__call__\(combine_fn, xs, additional_inputs\)"):
         return "associative_scan"
-    if s.has(_ASSOCIATIVE_SCAN, r"def __call__\(self, combine_fn, (input|xs), dim\)"):
+    if s.has(_ASSOCIATIVE_SCAN, r"def __call__\(self, combine_fn, (input|xs), dim\)") or s.has(
+        _ASSOCIATIVE_SCAN, r"^    args = \(combine_graph, input, dim\)$"
+    ):
         return "associative_scan dim"
     return None
 
@@ -633,14 +638,14 @@ HOO_LOOP_OPERANDS = """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
                 operand = hoo_phs[i]
-                # an operand passed twice gets a suffixed second placeholder,
-                # and operands that are not nodes (Python scalars) are "const"
+                # an operand passed twice gets a suffixed second placeholder; one
+                # that is not a node (a Python scalar) keeps the traced name
                 node.name = node.target = _rename_without_collisions(
                     name_map,
                     find_available,
                     used_names,
                     node.name,
-                    operand.name if isinstance(operand, torch.fx.Node) else "const",
+                    operand.name if isinstance(operand, torch.fx.Node) else node.name,
                     is_placeholder=True,
                 )
             else:  # non-placeholder, check for collisions
@@ -660,12 +665,12 @@ _OLD_HOO_LOOP_NEW = """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
                 operand = hoo_phs[i]
-                # an operand passed twice gets a suffixed second placeholder,
-                # and operands that are not nodes (Python scalars) are "const"
+                # an operand passed twice gets a suffixed second placeholder; one
+                # that is not a node (a Python scalar) keeps the traced name
                 node.name = node.target = _rename_without_collisions(
                     name_map,
                     node.name,
-                    operand.name if isinstance(operand, torch.fx.Node) else "const",
+                    operand.name if isinstance(operand, torch.fx.Node) else node.name,
                     is_placeholder=True,
                 )
             else:  # non-placeholder, check for collisions
