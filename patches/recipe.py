@@ -117,8 +117,8 @@ SHADOWING_FIX = """\
 Add Graph._keep_parameter_names, through which Graph._python_code now
 generates the code. Every parameter keeps the name the graph gives it.
 Where a parameter is also a name the body uses for something else (a
-global of the generated code, or a local given to another node), the
-code is generated again with those parameters under fresh names, every
+global of the generated code, or a local that another node is given
+before the parameter is read), the code is generated again with those parameters under fresh names, every
 use of the name in the body gets a fresh name from the code's namespace
 (a global is bound to its object under it), and the parameters get
 their names back:
@@ -367,18 +367,32 @@ KEEP_PARAMETER_NAMES = '''\
             namespace._base_count.copy(),
         )
         code = generate(*args, **kwargs)
+
+        def assigned_before_read(name: str) -> bool:
+            # A local called ``name`` overwrites the parameter only if another
+            # node's assignment to it runs before a placeholder reads the
+            # parameter. pytree_info.orig_args are read in the first statement.
+            pending = set(placeholders.get(name, ()))
+            if not pending or name not in namespace._used_names:
+                return False
+            assigned = False
+            for node in self.nodes:
+                if node in pending:
+                    if assigned:
+                        return True
+                    pending.discard(node)
+                    if not pending:
+                        return False
+                elif namespace._obj_to_name.get(node) == name:
+                    assigned = True
+            return False
+
         clashing = [
             name
             for name in names
             if name in code.globals
             or name in ("getattr", "slice", "Ellipsis", "range")
-            or (
-                name in namespace._used_names
-                and all(
-                    namespace._obj_to_name.get(node) != name
-                    for node in placeholders.get(name, ())
-                )
-            )
+            or assigned_before_read(name)
         ]
         if not clashing:
             return code
