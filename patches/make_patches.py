@@ -47,19 +47,37 @@ if str(HERE) not in sys.path:  # the recipe sits beside this script
     sys.path.insert(0, str(HERE))
 from recipe import EDITS, MESSAGE, MESSAGE_TAIL, Alt, Edit, Sources, occurrences, replace  # noqa: E402
 
-AUTHOR = ("torch-export-names", "torch-export-names@users.noreply.github.com")
+# The author of the commits (and of upstream/make_stack.py's): not a bot, since PyTorch's CLA
+# check rejects those. TORCH_PATCH_AUTHOR="Name <email>" replaces it (say, with the identity
+# that signed the CLA); the commits then differ from the shipped ones in that line and their ids.
+AUTHOR = ("Seed 5807f15f maintainers", "maintainers@users.noreply.a-seed-5807f15f.example")
+
+
+def author() -> tuple[str, str]:
+    value = os.environ.get("TORCH_PATCH_AUTHOR")
+    if not value:
+        return AUTHOR
+    match = re.fullmatch(r"\s*([^<>]+?)\s*<([^<>\s]+@[^<>\s]+)>\s*", value)
+    if match is None:
+        raise SystemExit(f"TORCH_PATCH_AUTHOR={value!r}: expected 'Name <email>'")
+    if "[bot]" in value:
+        raise SystemExit(f"TORCH_PATCH_AUTHOR={value!r}: a bot identity fails PyTorch's CLA check")
+    return match.group(1), match.group(2)
+
+
 DATE = "2026-11-01T00:00:00+00:00"
 
 
 def git(repo: Path, *args: str, stdin: str | None = None) -> str:
     """Run git in ``repo`` with a fixed author, dates and no user configuration, so that the
     same inputs give byte-identical commits and patches (upstream/make_stack.py uses it too)."""
+    name, email = author()
     env = {
         **os.environ,
-        "GIT_AUTHOR_NAME": AUTHOR[0],
-        "GIT_AUTHOR_EMAIL": AUTHOR[1],
-        "GIT_COMMITTER_NAME": AUTHOR[0],
-        "GIT_COMMITTER_EMAIL": AUTHOR[1],
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
         "GIT_AUTHOR_DATE": DATE,
         "GIT_COMMITTER_DATE": DATE,
         "GIT_CONFIG_GLOBAL": os.devnull,
@@ -107,6 +125,7 @@ def apply_recipe(src: Sources) -> tuple[dict[str, str], list[Outcome]]:
             if found != alt.count:
                 tried.append(f"{alt.path}: {found} occurrence(s) of\n{alt.old}")
                 continue
+            alt = alt.resolved(src)
             texts[alt.path] = replace(text, alt.old, alt.new)
             outcomes.append(Outcome(number, edit, alt, alt_number))
             break

@@ -22,22 +22,21 @@ from typing import Callable
 
 SUBJECT = (
     "[export] Record the node names torch.export assigns; keep fx's generated "
-    "parameters from shadowing its globals; name autocast, while_loop and scan "
-    "subgraph placeholders"
+    "parameters from shadowing its globals; name HOP subgraph placeholders after "
+    "their operands"
 )
 
 # Paragraphs the release patches' message shares with the upstream stack's descriptions
 # (patches/upstream/stack_recipe.py), so that one fix of the prose fixes both.
 RECORDING_BUG = """\
-torch.export renames nodes after tracing by assigning node.name
-directly: placeholder_naming_pass (_assign_new_node_names),
-_name_hoo_subgraph_placeholders, the run_decompositions path
-(_decompose_and_get_gm_with_new_signature_constants),
-_rename_constants_nodes (strict export), the deserializer
-(torch.export.load), the unlift done by ExportedProgram.module()
-(_insert_copy_for_mutations) and _copy_graph_module_and_signature. None
-of these names reach the graph's namespace, so a later create_node can
-hand one of them out again and the graph no longer lints:
+torch.fx records a node's name in its graph's namespace when the node
+is created and when Node._rename renames it, but not when code assigns
+node.name directly. torch.export does that after tracing (placeholder
+naming, HOP subgraph placeholders, run_decompositions, strict export's
+constants, torch.export.load, the unlift of ExportedProgram.module()),
+and so do inductor's pattern matcher, the HOP partitioner, compiled
+autograd and others. A later create_node can then hand out one of those
+names again, and the graph no longer lints:
 
     class M(torch.nn.Module):
         def forward(self, mul):
@@ -50,6 +49,40 @@ hand one of them out again and the graph no longer lints:
         g.create_node("call_function", torch.ops.aten.mul.Tensor,
                       (x, x), name="mul")
     g.lint()  # RuntimeError: Node redefined name mul_1!
+"""
+
+RECORDING_FIX = """\
+Record the name in Node.__setattr__ whenever a node the namespace knows
+gets a new one, through _Namespace._rename_object, which now also raises
+the per-base suffix counter to a recorded suffix (so create_name stays
+O(1)). Node._rename leaves the recording to it. Names are not made
+unique there: callers that rename many nodes at once still pass through
+transient duplicates (placeholder naming names an input mul while an op
+is still mul, then renames the op mul_1).
+"""
+
+HOP_NAMING = """\
+_name_hoo_subgraph_placeholders names the placeholders of a HOP's
+subgraphs after the operands they receive, but only for cond, map_impl
+and wrap_with_set_grad_enabled, each in a branch of its own. Subgraphs
+of wrap_with_autocast, while_loop, while_loop_stack_output, scan,
+associative_scan and hints_wrapper keep arg0_1, arg1_1, ..., so the
+printed program does not say which operand a placeholder is, and passes
+that map subgraph placeholders to operands by name fail (ExecuTorch's
+DecomposeWrapWithAutocast: KeyError: 'arg0_1').
+
+Replace the branches with one table, _HOP_SUBGRAPH_OPERANDS: for each
+HOP, a function of its node's args giving its subgraphs and the
+operands their placeholders receive. invoke_subgraph is not in it: its
+subgraph is shared by every call of the same function, so one call's
+operands cannot name it. An operand passed twice (a while_loop carrying
+(y, y); associative_scan's combine_fn, which takes two elements of each
+xs) gives the second placeholder a suffixed name instead of a duplicate,
+and only placeholders take operand names. An operand that is not a node
+(a Python scalar, which the subgraph may carry as a SymInt that changes
+from one iteration to the next) has no name to give: its placeholder
+keeps the name tracing gave it, the user's variable name where dynamo
+saw one.
 """
 
 SHADOWING_EXAMPLE = """\
@@ -84,8 +117,8 @@ SHADOWING_FIX = """\
 Add Graph._keep_parameter_names, through which Graph._python_code now
 generates the code. Every parameter keeps the name the graph gives it.
 Where a parameter is also a name the body uses for something else (a
-global of the generated code, or a local given to another node), the
-code is generated again with those parameters under fresh names, every
+global of the generated code, or a local that another node is given
+before the parameter is read), the code is generated again with those parameters under fresh names, every
 use of the name in the body gets a fresh name from the code's namespace
 (a global is bound to its object under it), and the parameters get
 their names back:
@@ -110,29 +143,13 @@ MESSAGE = f"""{SUBJECT}
 Backends work around it by writing the namespace's private state
 (ExecuTorch's Qualcomm and Samsung pass managers).
 
+{RECORDING_FIX}
 A name torch.export keeps can also change what module() computes:
 
 {SHADOWING_EXAMPLE}
 {SHADOWING_CAUSE}
 {SHADOWING_FIX}
-Add one helper, Node._assign_name(name): it sets the name and records it
-through the new _Namespace._record_name, which keeps _used_names,
-_obj_to_name and _base_count consistent (create_name stays O(1)).
-Unlike Node._rename it does not make the name unique: these callers
-compute unique names for a whole graph and may pass through a transient
-duplicate while renaming. Every site above now uses it instead of
-assigning node.name.
-
-_name_hoo_subgraph_placeholders now also names the placeholders of
-wrap_with_autocast, while_loop (cond_fn and body_fn) and scan subgraphs
-after the operands they receive, as it already does for cond, map_impl
-and wrap_with_set_grad_enabled. They were left as arg0_1, ..., and
-passes that map subgraph placeholders to operands by name failed
-(ExecuTorch's DecomposeWrapWithAutocast: KeyError: 'arg0_1'). Two fixes
-come with it: an operand passed twice (a while_loop carrying (y, y))
-gives the second placeholder a suffixed name instead of a duplicate, and
-only placeholders take operand names.
-
+{HOP_NAMING}
 Fixes #202927
 
 Test Plan:
@@ -169,10 +186,16 @@ Feature = Callable[[Sources], bool]
 class Alt:
     path: str
     old: str
-    new: str
+    new: str | Callable[[Sources], str]  # a function: the text depends on the release's features
     when: Feature | None = None  # only on a release with this feature
     count: int = 1
-    note: str = ""  # why this release needs this form (its commit message says so)
+    note: str | Callable[[Sources], str] = ""  # why this release needs this form (its message says so)
+
+    def resolved(self, s: Sources) -> Alt:
+        """This alternative with ``new`` and ``note`` as they are for the release ``s``."""
+        new = self.new(s) if callable(self.new) else self.new
+        note = self.note(s) if callable(self.note) else self.note
+        return dataclasses.replace(self, new=new, note=note)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -221,34 +244,12 @@ def _scan_layout(s: Sources) -> str | None:
 
 
 _NO_NAME_REGEX = (
-    "torch.fx.graph has no _name_regex in this release: _record_name parses "
+    "torch.fx.graph has no _name_regex in this release: _rename_object parses "
     "suffixes with _Namespace._name_suffix_regex."
 )
 
-_RECORD_NAME = '''
-    def _record_name(self, obj: OBJ, name: str) -> None:
-        """Record ``name``, which the caller has already given to ``obj``.
-
-        ``create_name`` will not hand ``name`` out again, and the per-base
-        suffix counter is raised to ``name``'s suffix so that ``create_name``
-        stays O(1). Unlike ``_rename_object``, ``obj`` need not be associated
-        yet and ``name`` is not checked: callers that rename many objects at
-        once may pass through a transient duplicate.
-        """
-        self._obj_to_name[obj] = name
-        self._used_names.add(name)
-        match = REGEX.match(name)
-        if match is not None and match.group(2) is not None:
-            base, num = match.group(1), int(match.group(2))
-            if num > self._base_count.get(base, 0):
-                self._base_count[base] = num
-'''
-
-
-def _record_name(obj: str, regex: str) -> str:
-    return _RECORD_NAME.replace("OBJ", obj).replace("REGEX", regex)
-
-
+# _Namespace._rename_object as releases ship it: it records a node's new name (Node._rename;
+# with the fix, every assignment of node.name).
 _RENAME_OBJECT = """\
     def _rename_object(self, obj: object, name: str) -> None:
         if obj not in self._obj_to_name:
@@ -268,6 +269,39 @@ _RENAME_OBJECT_ASSERT = """\
         assert obj in self._obj_to_name
         self._obj_to_name[obj] = name
         self._used_names.add(name)
+"""
+# ... and what the fix adds to it: the per-base counter follows a recorded suffix, so that
+# create_name stays O(1) after a name such as mul_7 is recorded.
+_BASE_COUNT = """\
+        match = REGEX.match(name)
+        if match is not None and match.group(2) is not None:
+            base, num = match.group(1), int(match.group(2))
+            if num > self._base_count.get(base, 0):
+                self._base_count[base] = num
+"""
+
+
+def _with_base_count(rename_object: str, regex: str) -> str:
+    return rename_object + _BASE_COUNT.replace("REGEX", regex)
+
+
+# Node.__setattr__ records every new name (a node's first name is recorded by
+# Graph.create_node), so Node._rename no longer records its own.
+SETATTR_STOCK = "        object.__setattr__(self, name, value)\n"
+SETATTR_RECORDING = """\
+        object.__setattr__(self, name, value)
+        if name == "name":
+            # Record the new name, so that create_name never hands it out again.
+            namespace = getattr(self.graph, "_graph_namespace", None)
+            if namespace is not None and self in namespace._obj_to_name:
+                namespace._rename_object(self, value)
+"""
+RENAME_STOCK = """\
+        self.name = name
+        self.graph._graph_namespace._rename_object(self, name)
+"""
+RENAME_RECORDED_BY_SETATTR = """\
+        self.name = name  # __setattr__ records it
 """
 
 # Graph._keep_parameter_names (torch/fx/graph.py): the code generator keeps every parameter's
@@ -333,18 +367,32 @@ KEEP_PARAMETER_NAMES = '''\
             namespace._base_count.copy(),
         )
         code = generate(*args, **kwargs)
+
+        def assigned_before_read(name: str) -> bool:
+            # A local called ``name`` overwrites the parameter only if another
+            # node's assignment to it runs before a placeholder reads the
+            # parameter. pytree_info.orig_args are read in the first statement.
+            pending = set(placeholders.get(name, ()))
+            if not pending or name not in namespace._used_names:
+                return False
+            assigned = False
+            for node in self.nodes:
+                if node in pending:
+                    if assigned:
+                        return True
+                    pending.discard(node)
+                    if not pending:
+                        return False
+                elif namespace._obj_to_name.get(node) == name:
+                    assigned = True
+            return False
+
         clashing = [
             name
             for name in names
             if name in code.globals
             or name in ("getattr", "slice", "Ellipsis", "range")
-            or (
-                name in namespace._used_names
-                and all(
-                    namespace._obj_to_name.get(node) != name
-                    for node in placeholders.get(name, ())
-                )
-            )
+            or assigned_before_read(name)
         ]
         if not clashing:
             return code
@@ -356,7 +404,7 @@ KEEP_PARAMETER_NAMES = '''\
             name: namespace.create_name(f"{name}_param", None) for name in clashing
         }
         renamed = [
-            (n, n.target) for name in clashing for n in placeholders.get(name, ())
+            (n, str(n.target)) for name in clashing for n in placeholders.get(name, ())
         ]
         try:
             for node, target in renamed:
@@ -424,99 +472,171 @@ PYTHON_CODE_KEEPING = """\
             self._codegen._gen_python_code,
 """
 
-_MAP_IMPL = """\
+# _name_hoo_subgraph_placeholders (torch/_export/utils.py; torch/export/exported_program.py in
+# 2.4.1): one table says, for every HOP whose subgraphs receive its operands, which subgraphs and
+# which operands; it replaces the cond / wrap_with_set_grad_enabled / map_impl branches.
+_HOO_CHAIN_STOCK = """\
+            # HOO subgraphs have varying input schemas, so we enumerate them there
+            if node.target._name == "cond":
+                _, true_graph, false_graph, cond_args = node._args
+                subgraph_ph_tuples.append((getattr(gm, true_graph.target), cond_args))
+                subgraph_ph_tuples.append((getattr(gm, false_graph.target), cond_args))
+            elif node.target._name == "wrap_with_set_grad_enabled":
+                subgraph, phs = node._args[1], node._args[2:]
+                subgraph_ph_tuples.append((getattr(gm, subgraph.target), phs))
             elif node.target._name == "map_impl":
                 body_graph, array, args = node._args
                 subgraph_ph_tuples.append(
                     (getattr(gm, body_graph.target), array + args)
                 )
 """
-_AUTOCAST_BRANCH = """\
-            elif node.target._name == "wrap_with_autocast":
-                # (device_type, dtype, enabled, cache_enabled, body, *operands)
-                subgraph, phs = node._args[4], node._args[5:]
-                subgraph_ph_tuples.append((getattr(gm, subgraph.target), phs))
+_HOO_CHAIN_TABLE = """\
+            # HOO subgraphs have varying input schemas: the table gives each
+            # one's subgraphs and the operands their placeholders receive
+            subgraphs_and_operands = _HOP_SUBGRAPH_OPERANDS.get(node.target._name)
+            if subgraphs_and_operands is not None:
+                subgraphs, operands = subgraphs_and_operands(*node._args)
+                for subgraph in subgraphs:
+                    subgraph_ph_tuples.append((getattr(gm, subgraph.target), operands))
 """
-_WHILE_LOOP_BRANCH = """\
-            elif node.target._name == "while_loop":
-                cond_graph, body_graph, carried, additional = node._args
-                phs = (*carried, *additional)
-                subgraph_ph_tuples.append((getattr(gm, cond_graph.target), phs))
-                subgraph_ph_tuples.append((getattr(gm, body_graph.target), phs))
+_HOO_DEF = "def _name_hoo_subgraph_placeholders(gm: torch.fx.GraphModule) -> None:\n"
+_HOP_TABLE_HEAD = """\
+# For each higher-order op whose subgraphs receive its operands as their
+# placeholders, in order: a function of the op node's args that returns
+# (the subgraphs, the operands). invoke_subgraph is not listed: its subgraph
+# is shared by every call of the same function, so one call's operands
+# cannot name it.
+_HOP_SUBGRAPH_OPERANDS: "dict[str, Callable[..., Any]]" = {
+    "cond": lambda pred, true_fn, false_fn, operands: (
+        (true_fn, false_fn),
+        operands,
+    ),
+    "wrap_with_set_grad_enabled": lambda enabled, body, *operands: (
+        (body,),
+        operands,
+    ),
+    "map_impl": lambda body, xs, args: ((body,), (*xs, *args)),
 """
-_SCAN_BRANCH = {
-    "init, xs, additional": """\
-            elif node.target._name == "scan":
-                # combine_fn(*init, *xs[i], *additional_inputs)
-                combine_graph, init, xs, additional = node._args
-                subgraph_ph_tuples.append(
-                    (getattr(gm, combine_graph.target), (*init, *xs, *additional))
-                )
+_HOP_ENTRIES = {
+    "wrap_with_autocast": """\
+    "wrap_with_autocast": lambda device, dtype, enabled, cache, body, *operands: (
+        (body,),
+        operands,
+    ),
 """,
-    "init, xs, dim, reverse, additional": """\
-            elif node.target._name == "scan":
-                # combine_fn(*init, *xs[i], *additional_inputs)
-                combine_graph, init, xs, _dim, _reverse, additional = node._args
-                subgraph_ph_tuples.append(
-                    (getattr(gm, combine_graph.target), (*init, *xs, *additional))
-                )
+    "while_loop": """\
+    "while_loop": lambda cond_fn, body_fn, carried, additional: (
+        (cond_fn, body_fn),
+        (*carried, *additional),
+    ),
 """,
-    None: "",
+    "while_loop_stack_output": """\
+    "while_loop_stack_output": lambda cond_fn, body_fn, carried, additional: (
+        (cond_fn, body_fn),
+        (*carried, *additional),
+    ),
+""",
+    "scan": """\
+    "scan": lambda combine_fn, init, xs, additional: (
+        (combine_fn,),
+        (*init, *xs, *additional),
+    ),
+""",
+    "scan dim reverse": """\
+    "scan": lambda combine_fn, init, xs, dim, reverse, additional: (
+        (combine_fn,),
+        (*init, *xs, *additional),
+    ),
+""",
+    # combine_fn takes two elements of each xs, then the additional inputs
+    "associative_scan": """\
+    "associative_scan": lambda combine_fn, xs, additional: (
+        (combine_fn,),
+        (*xs, *xs, *additional),
+    ),
+""",
+    "associative_scan dim": """\
+    "associative_scan": lambda combine_fn, xs, dim: ((combine_fn,), (*xs, *xs)),
+""",
+    "hints_wrapper": """\
+    "hints_wrapper": lambda body, args, kwargs: ((body,), args),
+""",
 }
 
-
-def _hop_branch_alts() -> list[Alt]:
-    """The HOP branches of _name_hoo_subgraph_placeholders, for the HOPs a release has."""
-    alts = []
-    for path in ("torch/_export/utils.py", "torch/export/exported_program.py"):
-        for autocast in (True, False):
-            for layout, scan in _SCAN_BRANCH.items():
-                notes = []
-                if not autocast:
-                    notes.append("This release has no wrap_with_autocast HOP: no branch for it.")
-                if layout is None:
-                    notes.append("This release has no scan HOP: no branch for it.")
-                elif layout != "init, xs, additional":
-                    notes.append(f"scan takes (combine_fn, {layout}_inputs) in this release.")
-                if path != "torch/_export/utils.py":
-                    notes.append(
-                        "_name_hoo_subgraph_placeholders and _rename_without_collisions "
-                        f"live in {path} in this release."
-                    )
-
-                def when(s, autocast=autocast, layout=layout):
-                    return _has_autocast_hop(s) == autocast and _scan_layout(s) == layout
-
-                new = _MAP_IMPL + (_AUTOCAST_BRANCH if autocast else "") + _WHILE_LOOP_BRANCH + scan
-                alts.append(Alt(path, _MAP_IMPL, new, when=when, note=" ".join(notes)))
-    return alts
+_WHILE_LOOP = "torch/_higher_order_ops/while_loop.py"
+_ASSOCIATIVE_SCAN = "torch/_higher_order_ops/associative_scan.py"
 
 
-_IN_METHOD = (
-    "The run_decompositions renaming is done inside ExportedProgram.run_decompositions "
-    "in this release (there is no _decompose_and_get_gm_with_new_signature_constants)."
+def _associative_scan_layout(s: Sources) -> str | None:
+    if s.has(_ASSOCIATIVE_SCAN, r"super\(\).__call__\(combine_fn, xs, additional_inputs\)"):
+        return "associative_scan"
+    if s.has(_ASSOCIATIVE_SCAN, r"def __call__\(self, combine_fn, (input|xs), dim\)") or s.has(
+        _ASSOCIATIVE_SCAN, r"^    args = \(combine_graph, input, dim\)$"
+    ):
+        return "associative_scan dim"
+    return None
+
+
+def _hop_entries(s: Sources) -> tuple[list[str], list[str]]:
+    """The table entries for the HOPs this release has, and notes on the ones it lacks."""
+    keys, notes = [], []
+    if _has_autocast_hop(s):
+        keys.append("wrap_with_autocast")
+    else:
+        notes.append("wrap_with_autocast")
+    keys.append("while_loop")
+    if s.has(_WHILE_LOOP, r"^while_loop_stack_output_op = |^while_loop_stack_output = "):
+        keys.append("while_loop_stack_output")
+    else:
+        notes.append("while_loop_stack_output")
+    layout = _scan_layout(s)
+    if layout == "init, xs, additional":
+        keys.append("scan")
+    elif layout == "init, xs, dim, reverse, additional":
+        keys.append("scan dim reverse")
+    elif layout is None:
+        notes.append("scan")
+    else:
+        raise SystemExit(f"{s.site}: scan takes its arguments in a form the recipe does not know")
+    assoc = _associative_scan_layout(s)
+    if assoc is not None:
+        keys.append(assoc)
+    else:
+        notes.append("associative_scan")
+    if s.has("torch/_higher_order_ops/hints_wrap.py", r"new_args: tuple = \(body_graph, flat_args, \{\}\)"):
+        keys.append("hints_wrapper")
+    else:
+        notes.append("hints_wrapper")
+    return keys, notes
+
+
+def _hop_table(s: Sources) -> str:
+    keys, _ = _hop_entries(s)
+    return _HOP_TABLE_HEAD + "".join(_HOP_ENTRIES[k] for k in keys) + "}\n\n\n" + _HOO_DEF
+
+
+def _hop_table_note(s: Sources) -> str:
+    keys, missing = _hop_entries(s)
+    notes = []
+    if missing:
+        notes.append(f"This release has no {', '.join(missing)} HOP: the table has no entry for it.")
+    if "scan dim reverse" in keys:
+        notes.append("scan takes (combine_fn, init, xs, dim, reverse, additional_inputs) in this release.")
+    if "associative_scan dim" in keys:
+        notes.append("associative_scan takes (combine_fn, xs, dim) in this release.")
+    return " ".join(notes)
+
+
+_IN_EXPORTED_PROGRAM = (
+    "_name_hoo_subgraph_placeholders and _rename_without_collisions live in "
+    "torch/export/exported_program.py in this release."
 )
-
-
-def _assign_in(path_alts: list[tuple[str, int]], old: str, new: str, note: str = "") -> tuple[Alt, ...]:
-    """The same edit at each (path, extra indentation) where releases have it; code
-    indented one level deeper is the run_decompositions method of older releases."""
-    return tuple(
-        Alt(
-            path,
-            _indent(old, extra),
-            _indent(new, extra),
-            note=" ".join(filter(None, [note, _IN_METHOD if extra else ""])),
-        )
-        for path, extra in path_alts
-    )
 
 
 _UTILS = "torch/_export/utils.py"
 _EP = "torch/export/exported_program.py"
 # The subgraph-placeholder loop of _name_hoo_subgraph_placeholders (torch/_export/utils.py) as the
-# newer releases ship it, and as the edit below leaves it; upstream/stack_recipe.py splits the
-# change between commits 1 and 3.
+# newer releases ship it, and as the edit below leaves it (upstream/stack_recipe.py: commit 3).
 HOO_LOOP_STOCK = """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs):  # placeholder, retain name
@@ -532,8 +652,9 @@ HOO_LOOP_OPERANDS = """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
                 operand = hoo_phs[i]
-                # an operand passed twice gets a suffixed second placeholder
-                name = _rename_without_collisions(
+                # an operand passed twice gets a suffixed second placeholder; one
+                # that is not a node (a Python scalar) keeps the traced name
+                node.name = node.target = _rename_without_collisions(
                     name_map,
                     find_available,
                     used_names,
@@ -541,13 +662,9 @@ HOO_LOOP_OPERANDS = """\
                     operand.name if isinstance(operand, torch.fx.Node) else node.name,
                     is_placeholder=True,
                 )
-                node._assign_name(name)
-                node.target = name
             else:  # non-placeholder, check for collisions
-                node._assign_name(
-                    _rename_without_collisions(
-                        name_map, find_available, used_names, node.name, node.name
-                    )
+                node.name = _rename_without_collisions(
+                    name_map, find_available, used_names, node.name, node.name
                 )
 """
 _OLD_HOO_LOOP = """\
@@ -562,89 +679,51 @@ _OLD_HOO_LOOP_NEW = """\
         for i, node in enumerate(subgraph.graph.nodes):
             if i < len(hoo_phs) and node.op == "placeholder":  # take operand name
                 operand = hoo_phs[i]
-                # an operand passed twice gets a suffixed second placeholder
-                name = _rename_without_collisions(
+                # an operand passed twice gets a suffixed second placeholder; one
+                # that is not a node (a Python scalar) keeps the traced name
+                node.name = node.target = _rename_without_collisions(
                     name_map,
                     node.name,
                     operand.name if isinstance(operand, torch.fx.Node) else node.name,
                     is_placeholder=True,
                 )
-                node._assign_name(name)
-                node.target = name
             else:  # non-placeholder, check for collisions
-                node._assign_name(
-                    _rename_without_collisions(name_map, node.name, node.name)
-                )
+                node.name = _rename_without_collisions(name_map, node.name, node.name)
 """
-_RENAME_OBJECT_13 = """\
-    def _rename_object(self, obj: object, name: str) -> None:
-        if obj not in self._obj_to_name:
-            raise AssertionError(f"Object {obj} is not in _obj_to_name")
-        self._obj_to_name[obj] = name
-        self._used_names.add(name)
-"""
-
-_NAME_ASSIGNMENT = r"^\s*[\w\[\]\.]+\.name = "
 
 
 EDITS: list[Edit] = [
     Edit(
-        "torch/fx/graph.py: new _Namespace._record_name",
+        "torch/fx/graph.py: _Namespace._rename_object raises the per-base counter",
         (
-            Alt(
-                "torch/fx/graph.py",
-                _RENAME_OBJECT_13,
-                _RENAME_OBJECT_13 + _record_name("object", "_name_regex"),
-            ),
+            Alt("torch/fx/graph.py", _RENAME_OBJECT, _with_base_count(_RENAME_OBJECT, "_name_regex")),
             Alt(
                 "torch/fx/graph.py",
                 _RENAME_OBJECT_ANY,
-                _RENAME_OBJECT_ANY + _record_name("Any", "_name_regex"),
+                _with_base_count(_RENAME_OBJECT_ANY, "_name_regex"),
             ),
             Alt(
                 "torch/fx/graph.py",
                 _RENAME_OBJECT_ASSERT,
-                _RENAME_OBJECT_ASSERT + _record_name("Any", "_name_regex"),
+                _with_base_count(_RENAME_OBJECT_ASSERT, "_name_regex"),
                 when=_has_name_regex,
             ),
             Alt(
                 "torch/fx/graph.py",
                 _RENAME_OBJECT_ASSERT,
-                _RENAME_OBJECT_ASSERT + _record_name("Any", "self._name_suffix_regex"),
+                _with_base_count(_RENAME_OBJECT_ASSERT, "self._name_suffix_regex"),
                 when=lambda s: not _has_name_regex(s),
                 note=_NO_NAME_REGEX,
             ),
         ),
     ),
     Edit(
-        "torch/fx/node.py: new Node._assign_name",
-        (
-            Alt(
-                "torch/fx/node.py",
-                """\
-        name = self.graph._graph_namespace.create_name(candidate, None)
-        self.name = name
-        self.graph._graph_namespace._rename_object(self, name)
-""",
-                '''\
-        name = self.graph._graph_namespace.create_name(candidate, None)
-        self.name = name
-        self.graph._graph_namespace._rename_object(self, name)
-
-    def _assign_name(self, name: str) -> None:
-        """Set this node's name to exactly ``name`` and record it in the graph's namespace.
-
-        For passes that compute the names of many nodes at once, as torch.export
-        does after tracing. Assigning ``node.name`` directly leaves ``name``
-        unknown to the namespace, so a later ``create_node`` can hand it out
-        again and the graph no longer lints. Unlike ``_rename``, ``name`` is not
-        made unique: the caller guarantees that once it is done.
-        """
-        self.name = name
-        self.graph._graph_namespace._record_name(self, name)
-''',
-            ),
-        ),
+        "torch/fx/node.py: Node._rename leaves the recording to __setattr__",
+        (Alt("torch/fx/node.py", RENAME_STOCK, RENAME_RECORDED_BY_SETATTR),),
+    ),
+    Edit(
+        "torch/fx/node.py: Node.__setattr__ records a new name",
+        (Alt("torch/fx/node.py", SETATTR_STOCK, SETATTR_RECORDING),),
     ),
     Edit(
         "torch/fx/graph.py: new Graph._keep_parameter_names",
@@ -661,222 +740,24 @@ EDITS: list[Edit] = [
         (Alt("torch/fx/graph.py", PYTHON_CODE_STOCK, PYTHON_CODE_KEEPING),),
     ),
     Edit(
-        "_name_hoo_subgraph_placeholders: wrap_with_autocast, while_loop, scan branches",
-        tuple(_hop_branch_alts()),
+        "_name_hoo_subgraph_placeholders: the table of HOP subgraphs and their operands",
+        tuple(
+            Alt(path, _HOO_DEF, _hop_table, note=_hop_table_note)
+            for path in ("torch/_export/utils.py", "torch/export/exported_program.py")
+        ),
     ),
     Edit(
-        "_name_hoo_subgraph_placeholders: name placeholders, record names",
+        "_name_hoo_subgraph_placeholders: HOP subgraphs found through the table",
         (
-            Alt(
-                _UTILS,
-                HOO_LOOP_STOCK,
-                HOO_LOOP_OPERANDS,
-            ),
+            Alt(_UTILS, _HOO_CHAIN_STOCK, _HOO_CHAIN_TABLE),
+            Alt(_EP, _HOO_CHAIN_STOCK, _HOO_CHAIN_TABLE, note=_IN_EXPORTED_PROGRAM),
+        ),
+    ),
+    Edit(
+        "_name_hoo_subgraph_placeholders: name placeholders after their operands",
+        (
+            Alt(_UTILS, HOO_LOOP_STOCK, HOO_LOOP_OPERANDS),
             *(Alt(path, _OLD_HOO_LOOP, _OLD_HOO_LOOP_NEW) for path in (_UTILS, _EP)),
-        ),
-    ),
-    Edit(
-        "_assign_new_node_names (placeholder_naming_pass): placeholders",
-        (
-            Alt(
-                _UTILS,
-                """\
-            node.name = node.target = name_map[node.name]
-""",
-                """\
-            node._assign_name(name_map[node.name])
-            node.target = node.name
-""",
-            ),
-        ),
-    ),
-    Edit(
-        "_assign_new_node_names (placeholder_naming_pass): other nodes",
-        (
-            Alt(
-                _UTILS,
-                """\
-        elif node.name in name_map:
-            node.name = name_map[node.name]
-""",
-                """\
-        elif node.name in name_map:
-            node._assign_name(name_map[node.name])
-""",
-            ),
-        ),
-    ),
-    Edit(
-        "run_decompositions: placeholders",
-        _assign_in(
-            [(_EP, 0), (_EP, 4)],
-            """\
-        new_ph.name = new_ph.target = old_ph.name
-""",
-            """\
-        new_ph._assign_name(old_ph.name)
-        new_ph.target = old_ph.name
-""",
-        ),
-    ),
-    Edit(
-        "run_decompositions: nodes colliding with placeholders",
-        (
-            Alt(
-                _EP,
-                """\
-        node.name = _rename_without_collisions(
-            name_map, find_available, used_names, node.name, node.name
-        )
-""",
-                """\
-        node._assign_name(
-            _rename_without_collisions(
-                name_map, find_available, used_names, node.name, node.name
-            )
-        )
-""",
-            ),
-            *_assign_in(
-                [(_EP, 0), (_EP, 4)],
-                "        node.name = _rename_without_collisions(name_map, node.name, node.name)\n",
-                "        node._assign_name(\n"
-                "            _rename_without_collisions(name_map, node.name, node.name)\n"
-                "        )\n",
-            ),
-        ),
-    ),
-    Edit(
-        "run_decompositions: output-producing nodes",
-        (
-            Alt(
-                _EP,
-                """\
-        if name is not None:
-            output.name = name
-""",
-                """\
-        if name is not None:
-            output._assign_name(name)
-""",
-            ),
-            Alt(
-                _EP,
-                "        if isinstance(new_outputs[i], torch.fx.Node):\n"
-                "            new_outputs[i].name = name\n",
-                "        if isinstance(new_outputs[i], torch.fx.Node):\n"
-                "            new_outputs[i]._assign_name(name)\n",
-            ),
-        ),
-        na=(
-            "run_decompositions does not rename output-producing nodes in this release "
-            "(no `.name = name` in torch/export/exported_program.py)",
-            lambda s: not s.has(_EP, r"\.name = name$"),
-        ),
-    ),
-    Edit(
-        "_trace._rename_constants_nodes (strict export): lifted constants",
-        (
-            Alt(
-                "torch/export/_trace.py",
-                """\
-                node.name = node.target = buffer_to_constant[node.name]
-""",
-                """\
-                node._assign_name(buffer_to_constant[node.name])
-                node.target = node.name
-""",
-            ),
-        ),
-    ),
-    Edit(
-        "_unlift._insert_copy_for_mutations (module()): the new output node",
-        (
-            Alt(
-                "torch/export/_unlift.py",
-                """\
-        new_output.name = output_node.name
-""",
-                """\
-        new_output._assign_name(output_node.name)
-""",
-            ),
-        ),
-        na=(
-            "module()'s unlift creates its output node with graph.output(...) and never "
-            "renames a node (no `.name =` in torch/export/_unlift.py)",
-            lambda s: not s.has("torch/export/_unlift.py", _NAME_ASSIGNMENT),
-        ),
-    ),
-    Edit(
-        "experimental._copy_graph_module_and_signature: copied placeholders",
-        (
-            Alt(
-                "torch/export/experimental/__init__.py",
-                """\
-            new_node.name = old_node.name
-""",
-                """\
-            new_node._assign_name(old_node.name)
-""",
-            ),
-        ),
-        na=(
-            "torch/export/experimental/ does not exist in this release",
-            lambda s: s.text("torch/export/experimental/__init__.py") is None,
-        ),
-    ),
-    Edit(
-        "serde deserialize_graph: placeholders (second site)",
-        (
-            Alt(
-                "torch/_export/serde/serialize.py",
-                """\
-                    placeholder_node.name = node_name
-""",
-                """\
-                    placeholder_node._assign_name(node_name)
-""",
-            ),
-        ),
-        na=(
-            "the deserializer names placeholders at one site only (the next edit)",
-            lambda s: s.count("torch/_export/serde/serialize.py", r"^\s*placeholder_node\.name = ") == 1,
-        ),
-    ),
-    Edit(
-        "serde deserialize_graph: placeholders",
-        (
-            Alt(
-                "torch/_export/serde/serialize.py",
-                """\
-                placeholder_node.name = node_name
-""",
-                """\
-                placeholder_node._assign_name(node_name)
-""",
-            ),
-        ),
-    ),
-    Edit(
-        "serde sync_fx_node: every other loaded node",
-        (
-            Alt(
-                "torch/_export/serde/serialize.py",
-                """\
-        # overwrite name
-        fx_node.name = name
-""",
-                """\
-        # overwrite name
-        fx_node._assign_name(name)
-""",
-            ),
-        ),
-        na=(
-            "the deserializer names these nodes through graph.create_node(..., name), "
-            "which records them (no `fx_node.name =` in torch/_export/serde/serialize.py)",
-            lambda s: not s.has("torch/_export/serde/serialize.py", r"^\s*fx_node\.name = "),
         ),
     ),
 ]

@@ -57,7 +57,7 @@ def test_patched_run_imports_torch_from_the_overlay_without_the_hook(report):
     info = report.patched.torch
     assert "torch-export-names-verify-" in info["fx_graph_file"]
     assert not info["fx_graph_file"].startswith(str(SITE))
-    assert info["has_assign_name"] is True
+    assert info["records_assigned_names"] is True
     assert info["hook_installed"] is False and info["TORCH_EXPORT_NAMES"] is None
 
 
@@ -77,7 +77,7 @@ def test_the_harness_reads_torch_export_names_as_the_package_does(value, active)
 
 def test_unpatched_run_imports_the_installed_torch(report):
     assert report.baseline.torch["fx_graph_file"].startswith(str(SITE))
-    assert report.baseline.torch["has_assign_name"] is False
+    assert report.baseline.torch["records_assigned_names"] is False
 
 
 @pytest.mark.parametrize("case", [c.name for c in CASES])
@@ -402,10 +402,10 @@ def test_verify_on_a_patched_torch_runs_its_checks_on_that_torch(patched_torch, 
     report = report_on_patched_torch
     assert report.installed == status.PATCHED
     assert report.patched.torch["fx_graph_file"].startswith(str(patched_torch))
-    assert report.patched.torch["has_assign_name"] is True
+    assert report.patched.torch["records_assigned_names"] is True
     # the run without the patch imported an overlay with the patch undone
     assert "torch-export-names-verify-" in report.baseline.torch["fx_graph_file"]
-    assert report.baseline.torch["has_assign_name"] is False
+    assert report.baseline.torch["records_assigned_names"] is False
     assert report.problems == []
     assert "already carries the patch" in report.format()
 

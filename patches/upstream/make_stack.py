@@ -52,6 +52,7 @@ def _release_edit(number: int, site: Path, texts: dict[str, str], repo: Path):
             continue
         text = texts.get(alt.path) or (repo / alt.path).read_text()
         if recipe.occurrences(text, alt.old) == alt.count == 1:
+            alt = alt.resolved(sources)
             return alt.path, alt.old, alt.new
     raise SystemExit(f"edit #{number} of patches/recipe.py fits nothing here")
 

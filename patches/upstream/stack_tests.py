@@ -33,47 +33,46 @@ def _before(path: str, anchor: str, text: str) -> tuple[str, str, str]:
 # --- commit 1: names are recorded --------------------------------------------------
 
 FX_1 = """\
-    def test_node_assign_name_records_name(self):
+    def test_assigned_node_name_is_recorded(self):
         graph = torch.fx.Graph()
         x = graph.placeholder("x")
         relu = graph.call_function(torch.relu, (x,))
-        relu._assign_name("relu_7")
-        self.assertEqual(relu.name, "relu_7")
-        self.assertEqual(graph._graph_namespace._obj_to_name[relu], "relu_7")
-        # the name is taken, and the suffix counter moved past it
-        self.assertEqual(graph.call_function(torch.relu, (x,)).name, "relu_8")
+        relu.name = "relu_7"
+        again = graph.create_node("call_function", torch.relu, (x,), name="relu_7")
+        self.assertEqual([relu.name, again.name], ["relu_7", "relu_8"])
         graph.lint()
 
-    def test_node_assign_name_allows_transient_duplicate(self):
-        # Unlike Node._rename, _assign_name keeps the name as given: callers
-        # such as torch.export's placeholder naming rename a whole graph and
-        # pass through a duplicate before they are done.
+    def test_assigned_node_names_may_pass_through_a_duplicate(self):
+        # torch.export's placeholder naming names an input "mul" while an op
+        # still holds it, then renames the op.
         graph = torch.fx.Graph()
         x = graph.placeholder("x")
         mul = graph.call_function(torch.mul, (x, x))
-        x._assign_name("mul")
-        mul._assign_name("mul_1")
-        self.assertEqual([n.name for n in graph.nodes], ["mul", "mul_1"])
-        self.assertEqual(graph.call_function(torch.mul, (x, x)).name, "mul_2")
+        x.name = "mul"
+        mul.name = "mul_1"
+        graph.create_node("call_function", torch.mul, (x, x), name="mul")
+        self.assertEqual([n.name for n in graph.nodes], ["mul", "mul_1", "mul_2"])
         graph.lint()
 
 """
 
 EXPORT_1 = """\
-    def _assert_node_names_recorded(self, gm):
-        # Every node name of gm and of each graph below it is recorded in that
-        # graph's namespace, so create_node never hands one of them out again
-        # (https://github.com/pytorch/pytorch/issues/202927).
+    def _assert_node_names_recorded(self, gm, in_namespace=False):
+        # In gm and each graph below it, create_node never hands out a name a
+        # node already holds (https://github.com/pytorch/pytorch/issues/202927).
+        # in_namespace: also read the namespace, for names create_node would
+        # not hand out even unrecorded (input is a builtin; an erased output's
+        # name stays taken).
         for path, mod in gm.named_modules():
             if not isinstance(mod, torch.fx.GraphModule):
                 continue
             graph = mod.graph
-            namespace = graph._graph_namespace
             nodes = list(graph.nodes)
+            if in_namespace:
+                recorded = graph._graph_namespace._obj_to_name
+                for node in nodes:
+                    self.assertEqual(recorded.get(node), node.name, path)
             names = {node.name for node in nodes}
-            for node in nodes:
-                self.assertIn(node.name, namespace._used_names, path)
-                self.assertEqual(namespace._obj_to_name.get(node), node.name, path)
             anchor = next(node for node in nodes if node.op != "output")
             with graph.inserting_before(graph.output_node()):
                 for name in sorted(names):
@@ -103,7 +102,7 @@ EXPORT_1 = """\
         self.assertIn(names[2], ("mul_1", "mul_tensor_1"))
         self._assert_node_names_recorded(ep.graph_module)
 
-    def test_placeholder_naming_records_params_buffers_constants(self):
+    def test_placeholder_naming_records_lifted_names(self):
         class M(torch.nn.Module):
             def __init__(self):
                 super().__init__()
@@ -121,7 +120,7 @@ EXPORT_1 = """\
         )
         self._assert_node_names_recorded(ep.graph_module)
         # module() unlifts into a new output node named after the old one
-        self._assert_node_names_recorded(ep.module())
+        self._assert_node_names_recorded(ep.module(), in_namespace=True)
 
     def test_run_decompositions_records_names(self):
         class M(torch.nn.Module):
@@ -165,9 +164,9 @@ EXPORT_1 = """\
         self.assertEqual(
             [n.name for n in ep.graph.nodes if n.op == "placeholder"], ["input"]
         )
-        self._assert_node_names_recorded(ep.graph_module)
+        self._assert_node_names_recorded(ep.graph_module, in_namespace=True)
 
-    def test_copy_graph_module_and_signature_records_names(self):
+    def test_copy_graph_module_records_names(self):
         from torch.export.experimental import _copy_graph_module_and_signature
 
         class M(torch.nn.Module):
@@ -179,7 +178,7 @@ EXPORT_1 = """\
         self.assertEqual(
             [n.name for n in gm.graph.nodes if n.op == "placeholder"], ["input"]
         )
-        self._assert_node_names_recorded(gm)
+        self._assert_node_names_recorded(gm, in_namespace=True)
 
 """
 
@@ -324,7 +323,7 @@ EXPORT_2 = """\
 # --- commit 3: HOP subgraph placeholders take the operands' names ----------------------
 
 EXPORT_3 = '''\
-    def test_autocast_subgraph_placeholders_take_operand_names(self):
+    def test_autocast_subgraph_placeholder_names(self):
         class M(torch.nn.Module):
             def forward(self, t_1):
                 with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -340,7 +339,7 @@ EXPORT_3 = '''\
         )
         self._assert_node_names_recorded(ep.graph_module)
 
-    def test_while_loop_subgraph_placeholders_take_operand_names(self):
+    def test_while_loop_subgraph_placeholder_names(self):
         class M(torch.nn.Module):
             def forward(self, it, x):
                 return while_loop(
@@ -357,7 +356,7 @@ EXPORT_3 = '''\
             )
         self._assert_node_names_recorded(ep.graph_module)
 
-    def test_while_loop_operand_passed_twice_gets_distinct_placeholder_names(self):
+    def test_while_loop_operand_passed_twice(self):
         class M(torch.nn.Module):
             def forward(self, x):
                 y = x.clone()
@@ -375,7 +374,7 @@ EXPORT_3 = '''\
         self._assert_node_names_recorded(ep.graph_module)
         self.assertEqual(ep.module()(*args), model(*args))
 
-    def test_scan_subgraph_placeholders_take_operand_names(self):
+    def test_scan_subgraph_placeholder_names(self):
         class M(torch.nn.Module):
             # the combine function's own add may collide with the input "add"
             def forward(self, add, xs):
@@ -386,6 +385,40 @@ EXPORT_3 = '''\
         self.assertExpectedInline(
             str([n.name for n in combine.graph.nodes if n.op == "placeholder"]),
             """['add', 'xs']""",
+        )
+        self._assert_node_names_recorded(ep.graph_module)
+
+    def test_while_loop_scalar_operand_keeps_traced_name(self):
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return while_loop(
+                    lambda i, v: i < 3, lambda i, v: (i + 1, v * 2), (0, x)
+                )
+
+        model, args = M(), (torch.randn(3),)
+        ep = export(model, args)
+        for sub in (
+            ep.graph_module.while_loop_cond_graph_0,
+            ep.graph_module.while_loop_body_graph_0,
+        ):
+            # the carried 0 has no name to give; x names its placeholder
+            self.assertEqual(
+                [n.name for n in sub.graph.nodes if n.op == "placeholder"],
+                ["arg0_1", "x"],
+            )
+        self.assertEqual(ep.module()(*args), model(*args))
+
+    def test_hints_wrapper_subgraph_placeholder_names(self):
+        from torch._higher_order_ops.hints_wrap import hints_wrapper
+
+        class M(torch.nn.Module):
+            def forward(self, x, y):
+                return hints_wrapper(lambda a, b: a + b, (x, y), {}, hints={"h": 1})
+
+        ep = export(M(), (torch.randn(3), torch.randn(3)))
+        body = ep.graph_module.hints_wrapper_body_graph_0
+        self.assertEqual(
+            [n.name for n in body.graph.nodes if n.op == "placeholder"], ["x", "y"]
         )
         self._assert_node_names_recorded(ep.graph_module)
 

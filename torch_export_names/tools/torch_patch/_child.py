@@ -293,6 +293,14 @@ def hook_active(hook_installed: bool, environ) -> bool:
     return hook_installed or _bootstrap.enabled(environ)
 
 
+def records_assigned_names(torch: Any) -> bool:
+    """Does this torch record a name assigned to ``node.name`` (the patch's part 1)?"""
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.call_function(torch.relu, (x,)).name = "relu_7"
+    return graph.create_node("call_function", torch.relu, (x,), name="relu_7").name != "relu_7"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="torch_export_names.tools.torch_patch._child")
     p.add_argument("--out", required=True, type=Path)
@@ -312,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         "version": torch.__version__,
         "torch_file": torch.__file__,
         "fx_graph_file": torch.fx.graph.__file__,
-        "has_assign_name": hasattr(torch.fx.Node, "_assign_name"),
+        "records_assigned_names": records_assigned_names(torch),
         "keeps_parameter_names": hasattr(torch.fx.Graph, "_keep_parameter_names"),
         "hook_installed": hook.is_installed(),
         "codegen_guard_installed": codegen_guard.is_installed(),

@@ -147,7 +147,7 @@ class Report:
                 "the run without the patch an overlay with the patch undone"
             ),
             f"patched torch imported from {self.patched.torch['fx_graph_file']} "
-            f"(Node._assign_name: {self.patched.torch['has_assign_name']}, "
+            f"(records assigned node names: {self.patched.torch['records_assigned_names']}, "
             f"Graph._keep_parameter_names: {self.patched.torch.get('keeps_parameter_names')}, "
             f"hook installed: {self.patched.torch['hook_installed']}, "
             f"code-generator guard: {self.patched.torch.get('codegen_guard_installed')})",
@@ -280,7 +280,7 @@ def verify(
 
         patched = run("patched", with_patch)
         for attr, key in (
-            ("Node._assign_name", "has_assign_name"),
+            ("recording of assigned node names", "records_assigned_names"),
             ("Graph._keep_parameter_names", "keeps_parameter_names"),
         ):
             if not patched.torch.get(key):
