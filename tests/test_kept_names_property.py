@@ -240,7 +240,7 @@ def test_hooked_export_keeps_the_names_and_computes_what_eager_does(program, rnd
         assert list(inspect.signature(module.forward).parameters) == names
         got = module(*args)
         if dynamic:  # the pt2e recipe: export ep.module() again with the same dynamic_shapes dict
-            _reexport_as_stock_torch_does(module, model, args, names, got)
+            _reexport_as_stock_torch_does(module, plain_model, args, names, got)
     except Exception:
         # Some torch releases cannot export or run some of these programs whatever the names
         # (torch 2.8: "while_loop doesn't work unless it is captured completely"; torch 2.5: an
@@ -270,21 +270,23 @@ def test_hooked_export_keeps_the_names_and_computes_what_eager_does(program, rnd
 _outcome, _close = outcome, same_values
 
 
-def _reexport_as_stock_torch_does(module, model, args, names, got) -> None:
+def _reexport_as_stock_torch_does(module, plain_model, args, names, got) -> None:
     """Export ``module`` (a hooked ``ep.module()``) again with a ``dynamic_shapes`` dict keyed by
     the user's names: it computes what ``module`` does, or fails as stock torch fails on the same
-    re-export (torch 2.5 cannot re-trace an autocast region: ``Unexpected type in sourceless
-    builder WrapWithAutocast``)."""
+    re-export of the program with plain input names (torch 2.5 cannot re-trace an autocast region:
+    ``Unexpected type in sourceless builder WrapWithAutocast``; with the user's names stock 2.5
+    fails earlier, on the shadowing this package fixes: ``'Tensor' object has no attribute 'ops'``)."""
     shapes = {n: {0: AUTO} for n in names}
     with installed():
         again = _outcome(lambda: torch.export.export(module, args, dynamic_shapes=shapes))
     if isinstance(again, Exception):
+        plain = {n: {0: AUTO} for n in inspect.signature(plain_model.forward).parameters}
         with suspended():
             stock = _outcome(
                 lambda: torch.export.export(
-                    torch.export.export(model, args, dynamic_shapes=shapes).module(),
+                    torch.export.export(plain_model, args, dynamic_shapes=plain).module(),
                     args,
-                    dynamic_shapes=shapes,
+                    dynamic_shapes=plain,
                 )
             )
         if isinstance(stock, Exception) and type(stock) is type(again):
