@@ -33,7 +33,7 @@ from torch_export_names import (
 from torch_export_names.hook import suspended
 from torch_export_names.passes import _graph_modules
 
-from helpers import lint_all, outcome, same_values, torch_has
+from helpers import lint_all, outcome, same_values, torch_has, torch_release
 
 try:
     _illegal_names = _fx_namespace.illegal_names()  # torch's table, or built from its sources
@@ -214,8 +214,19 @@ def _hops_in(ep) -> set[str]:
     }
 
 
+# torch 2.4 - 2.6 call scan (and while_loop) with another argument layout: the package warns once
+# that it leaves their subgraph placeholders as torch named them. As an error that warning makes
+# the hook leave the program as torch returned it, on the first such example only (2.6.0: flaky).
+OLD_HOP_LAYOUT = (
+    "default:.*has arguments this package does not know:torch_export_names.TorchExportNamesWarning"
+)
+
+
 @pytest.mark.slow  # 120 programs: 237 s on this 2-core machine under load
-@pytest.mark.filterwarnings("error::torch_export_names.TorchExportNamesWarning")  # no warning of ours
+@pytest.mark.filterwarnings(  # no warning of ours, but that one before 2.7
+    "error::torch_export_names.TorchExportNamesWarning",
+    *([OLD_HOP_LAYOUT] if torch_release() < (2, 7) else []),
+)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(), st.randoms(use_true_random=False))
 @example(PINNED, __import__("random").Random(0))
