@@ -3,7 +3,7 @@
 # release of each minor), a new virtual environment with that torch, this package
 # installed beside it the way a user would (`pip install ".[test]"`, which must keep
 # their torch), the ExecuTorch release that pairs with it where one installs, the full
-# test suite and the patch harness. Writes docs/compatibility.md.
+# test suite and the patch harness. Writes docs/reports/compatibility.md.
 #
 #   scripts/matrix.sh [VERSION ...]        (default: all twelve, see VERSIONS below)
 #
@@ -12,7 +12,7 @@
 #                    download with another's tests)
 #   MATRIX_KEEP=1    keep each venv (default: deleted after its row; a CUDA build of an
 #                    older torch is about 5 GB)
-#   MATRIX_OUT=FILE  the table to write (default: docs/compatibility.md)
+#   MATRIX_OUT=FILE  the table to write (default: docs/reports/compatibility.md)
 #
 # torch is always pinned (a bare `torch` pulls the newest multi-GB CUDA build). This
 # machine's pip may be capped at torch<=2.14.1 by its global config; releases above the
@@ -38,7 +38,7 @@ declare -A NO_EXECUTORCH=(
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=("${VERSIONS[@]}")
 dir=${MATRIX_DIR:-$(mktemp -d /tmp/torch-export-names-matrix.XXXXXX)}
-out=${MATRIX_OUT:-docs/compatibility.md}
+out=${MATRIX_OUT:-docs/reports/compatibility.md}
 jobs=${MATRIX_JOBS:-1}
 mkdir -p "$dir/results"
 export PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1

@@ -331,7 +331,7 @@ def test_consumer_collides_without_hook(case):
         assert re.search(REDEFINED, f"{type(root).__name__}: {root}"), repr(root)
         return
     what = f"{case.id}: no collision (the consumer may now rebuild the graph before adding nodes)"
-    if is_pinned("executorch"):  # older releases' consumers differ (docs/compatibility.md)
+    if is_pinned("executorch"):  # older releases' consumers differ (docs/reports/compatibility.md)
         not_reproduced(f"with ExecuTorch {importlib.metadata.version('executorch')}: {what}")
     pytest.skip(f"torch {torch.__version__}: {what}; nothing for the hook to repair")
 

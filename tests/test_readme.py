@@ -52,7 +52,7 @@ def test_every_file_the_readme_links_to_exists():
     assert [t for t in links if not (ROOT / t).is_file()] == []
 
 
-# --- the supported releases: README, scripts/matrix.sh, patches/, docs/compatibility.md, CI -------
+# --- the supported releases: README, scripts/matrix.sh, patches/, docs/reports/compatibility.md, CI
 
 
 def readme_releases() -> list[str]:
@@ -76,9 +76,9 @@ def test_every_readme_release_has_a_patch():
 
 
 def compatibility_rows() -> dict[str, list[str]]:
-    """docs/compatibility.md's table: release -> its cells, by the column headings."""
-    lines = (ROOT / "docs" / "compatibility.md").read_text().splitlines()
-    header = next(i for i, line in enumerate(lines) if line.startswith("| torch | commit |"))
+    """docs/reports/compatibility.md's table: release -> its cells, by the column headings."""
+    lines = (ROOT / "docs" / "reports" / "compatibility.md").read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("| torch | suite at |"))
     heads = [c.strip() for c in lines[header].strip("|").split("|")]
     rows = {}
     for line in lines[header + 2 :]:
