@@ -461,6 +461,9 @@ def test_recompile_benchmark_writes_one_row_per_program_and_leaves_the_guard_in_
     from torch_export_names import codegen_guard
 
     import_or_skip("executorch.examples.models.llama", "the Llama decoder is ExecuTorch's: not installed")
+    llama = import_or_skip("executorch.examples.models.llama.llama_transformer", "needs ExecuTorch")
+    if not hasattr(llama, "construct_transformer"):  # the benchmark builds it with that; 0.5 has none
+        pytest.skip("this ExecuTorch's example Llama has no construct_transformer (ExecuTorch 1.x API)")
     assert recompile.main(["--layers", "1", "--nodes", "200", "--reps", "1", "--out", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "recompile.json").read_text())["rows"]
     assert [r["identical_code"] for r in rows] == [True, False, True]  # only the colliding one changes

@@ -35,6 +35,11 @@ import_or_skip(
     "executorch.backends.qualcomm._passes",  # ExecuTorch 0.7: its Qualcomm passes do not import
     "needs ExecuTorch with a Qualcomm backend whose passes import",
 )
+# ExecuTorch 0.5 (beside torch 2.6.0): its _passes, a namespace package, imports; this does not
+import_or_skip(
+    "executorch.backends.qualcomm._passes.backends.gpu",
+    "needs ExecuTorch with a Qualcomm backend that imports",
+)
 
 from executorch.backends.qualcomm import _passes as qnn_passes  # noqa: E402
 from executorch.backends.qualcomm._passes.backends.gpu import QnnGpuPassManager  # noqa: E402

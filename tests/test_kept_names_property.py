@@ -33,7 +33,7 @@ from torch_export_names import (
 from torch_export_names.hook import suspended
 from torch_export_names.passes import _graph_modules
 
-from helpers import lint_all, outcome, same_values, torch_has
+from helpers import lint_all, outcome, same_values, torch_has, torch_release
 
 try:
     _illegal_names = _fx_namespace.refused_names()  # torch's table, or built from its sources
@@ -214,8 +214,19 @@ def _hops_in(ep) -> set[str]:
     }
 
 
+# torch 2.4 - 2.6 call scan (and while_loop) with another argument layout: the package warns once
+# that it leaves their subgraph placeholders as torch named them. As an error that warning makes
+# the hook leave the program as torch returned it, on the first such example only (2.6.0: flaky).
+OLD_HOP_LAYOUT = (
+    "default:.*has arguments this package does not know:torch_export_names.TorchExportNamesWarning"
+)
+
+
 @pytest.mark.slow  # 120 programs: 237 s on this 2-core machine under load
-@pytest.mark.filterwarnings("error::torch_export_names.TorchExportNamesWarning")  # no warning of ours
+@pytest.mark.filterwarnings(  # no warning of ours, but that one before 2.7
+    "error::torch_export_names.TorchExportNamesWarning",
+    *([OLD_HOP_LAYOUT] if torch_release() < (2, 7) else []),
+)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(), st.randoms(use_true_random=False))
 @example(PINNED, __import__("random").Random(0))
@@ -240,7 +251,7 @@ def test_hooked_export_keeps_the_names_and_computes_what_eager_does(program, rnd
         assert list(inspect.signature(module.forward).parameters) == names
         got = module(*args)
         if dynamic:  # the pt2e recipe: export ep.module() again with the same dynamic_shapes dict
-            _reexport_as_stock_torch_does(module, model, args, names, got)
+            _reexport_as_stock_torch_does(module, plain_model, args, names, got)
     except Exception:
         # Some torch releases cannot export or run some of these programs whatever the names
         # (torch 2.8: "while_loop doesn't work unless it is captured completely"; torch 2.5: an
@@ -270,21 +281,23 @@ def test_hooked_export_keeps_the_names_and_computes_what_eager_does(program, rnd
 _outcome, _close = outcome, same_values
 
 
-def _reexport_as_stock_torch_does(module, model, args, names, got) -> None:
+def _reexport_as_stock_torch_does(module, plain_model, args, names, got) -> None:
     """Export ``module`` (a hooked ``ep.module()``) again with a ``dynamic_shapes`` dict keyed by
     the user's names: it computes what ``module`` does, or fails as stock torch fails on the same
-    re-export (torch 2.5 cannot re-trace an autocast region: ``Unexpected type in sourceless
-    builder WrapWithAutocast``)."""
+    re-export of the program with plain input names (torch 2.5 cannot re-trace an autocast region:
+    ``Unexpected type in sourceless builder WrapWithAutocast``; with the user's names stock 2.5
+    fails earlier, on the shadowing this package fixes: ``'Tensor' object has no attribute 'ops'``)."""
     shapes = {n: {0: AUTO} for n in names}
     with installed():
         again = _outcome(lambda: torch.export.export(module, args, dynamic_shapes=shapes))
     if isinstance(again, Exception):
+        plain = {n: {0: AUTO} for n in inspect.signature(plain_model.forward).parameters}
         with suspended():
             stock = _outcome(
                 lambda: torch.export.export(
-                    torch.export.export(model, args, dynamic_shapes=shapes).module(),
+                    torch.export.export(plain_model, args, dynamic_shapes=plain).module(),
                     args,
-                    dynamic_shapes=shapes,
+                    dynamic_shapes=plain,
                 )
             )
         if isinstance(stock, Exception) and type(stock) is type(again):

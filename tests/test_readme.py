@@ -78,7 +78,7 @@ def test_every_readme_release_has_a_patch():
 def compatibility_rows() -> dict[str, list[str]]:
     """docs/reports/compatibility.md's table: release -> its cells, by the column headings."""
     lines = (ROOT / "docs" / "reports" / "compatibility.md").read_text().splitlines()
-    header = next(i for i, line in enumerate(lines) if line.startswith("| torch | commit |"))
+    header = next(i for i, line in enumerate(lines) if line.startswith("| torch | suite at |"))
     heads = [c.strip() for c in lines[header].strip("|").split("|")]
     rows = {}
     for line in lines[header + 2 :]:
