@@ -12,6 +12,7 @@ import torch
 
 from torch_export_names._torch_compat import output_node
 from torch_export_names.passes import _graph_modules
+from torch_export_names.tools.cases import all_nodes, root_cause  # noqa: F401 - shared with the tests
 
 
 def lint_all(obj) -> None:
@@ -167,15 +168,3 @@ def same_values(a, b) -> bool:
     except (AssertionError, TypeError, ValueError):
         return False
     return True
-
-
-def root_cause(e: BaseException) -> BaseException:
-    """The first exception of ``e``'s ``raise ... from`` chain."""
-    while e.__cause__ is not None:
-        e = e.__cause__
-    return e
-
-
-def all_nodes(obj) -> list[torch.fx.Node]:
-    """Every node of ``obj``'s graph and of its nested graphs."""
-    return [n for _, _, g in _graph_modules(obj) for n in g.nodes]

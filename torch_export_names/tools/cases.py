@@ -23,7 +23,16 @@ from .. import _suspension, _torch_compat, hook
 from .._codegen_rule import can_be_parameter
 from ..passes import _graph_modules, repair
 
-__all__ = ["CASES", "Case", "Outcome", "executorch_available", "executorch_missing", "run_case"]
+__all__ = [
+    "CASES",
+    "Case",
+    "Outcome",
+    "all_nodes",
+    "executorch_available",
+    "executorch_missing",
+    "root_cause",
+    "run_case",
+]
 
 
 @functools.lru_cache(maxsize=None)
@@ -75,20 +84,22 @@ class Outcome:
     error: str | None = None
 
 
-def _root_cause(e: BaseException) -> BaseException:
-    # Pass managers wrap the real error ("An error occurred when running ...").
+def root_cause(e: BaseException) -> BaseException:
+    """The first exception of ``e``'s ``raise ... from`` chain: pass managers wrap the real
+    error ("An error occurred when running ...")."""
     while e.__cause__ is not None:
         e = e.__cause__
     return e
 
 
 def _describe(e: BaseException) -> str:
-    root = _root_cause(e)
+    root = root_cause(e)
     text = str(root).strip().splitlines()[0] if str(root).strip() else ""
     return f"{type(root).__name__}: {text}"[:200]
 
 
-def _nodes(ep) -> list[torch.fx.Node]:
+def all_nodes(ep) -> list[torch.fx.Node]:
+    """Every node of ``ep``'s graph and of its nested graphs."""
     return [n for _, _, g in _graph_modules(ep) for n in g.nodes]
 
 
@@ -105,13 +116,13 @@ def run_case(case: Case, *, repaired: bool) -> Outcome:
             ep = torch.export.export(model, args)
     except Exception as e:  # noqa: BLE001 - a torch that cannot export the case
         return fail("export", _describe(e))
-    names = {n.name for n in _nodes(ep)}
+    names = {n.name for n in all_nodes(ep)}
     # A torch that keeps names legal (patched) never produces an illegal one:
     # that is the fix, not a broken set-up; the case then runs to show it passes.
     missing = [c for c in case.colliding if c not in names and can_be_parameter(c)]
     if missing:
         return fail("setup", f"export produced no node named {', '.join(missing)}")
-    if case.consumed is not None and not any(map(case.consumed, _nodes(ep))):
+    if case.consumed is not None and not any(map(case.consumed, all_nodes(ep))):
         return fail("setup", "export produced no op for the step to decompose")
     if hook.is_installed():
         ep = torch.export.export(model, args)  # this one as the hook hands it out
@@ -140,7 +151,7 @@ def _step_and_check(case: Case, ep, model, args, fail: Callable[[str, str], Outc
             graph.lint()
     except Exception as e:  # noqa: BLE001 - the error is the result
         return fail("step", _describe(e))
-    if case.consumed is not None and any(map(case.consumed, _nodes(out))):
+    if case.consumed is not None and any(map(case.consumed, all_nodes(out))):
         return fail("check", "the step left the op it should decompose")
     if case.matches_eager:
         try:
