@@ -21,19 +21,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
-VERSIONS=(2.4.1 2.5.1 2.6.0 2.7.1 2.8.0 2.9.1 2.10.0 2.11.0 2.12.1 2.13.0 2.14.1 2.15.0)
-# The ExecuTorch release that pins each torch (from each wheel's
-# metadata). 0.3.0, 0.4.0 and 0.6.0 pin torch 2.4.0, 2.5.0 and 2.7.0 exactly, so none
-# installs beside 2.4.1, 2.5.1 or 2.7.1: those rows run without ExecuTorch.
-declare -A EXECUTORCH=(
-  [2.6.0]=0.5.0 [2.8.0]=0.7.0 [2.9.1]=1.0.1 [2.10.0]=1.1.0 [2.11.0]=1.2.0 [2.12.1]=1.3.1
-  [2.13.0]=1.5.1 [2.14.1]=1.5.1 [2.15.0]=1.5.1
-)
-declare -A NO_EXECUTORCH=(
-  [2.4.1]="ExecuTorch 0.3.0 pins torch==2.4.0"
-  [2.5.1]="ExecuTorch 0.4.0 pins torch==2.5.0"
-  [2.7.1]="ExecuTorch 0.6.0 pins torch==2.7.0"
-)
+# shellcheck source=scripts/releases.sh
+. scripts/releases.sh  # VERSIONS, EXECUTORCH, NO_EXECUTORCH, for_each_release
 
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=("${VERSIONS[@]}")
@@ -101,12 +90,7 @@ EOF
   echo "== torch $v: $(tail -1 "$res/pytest.log")"
 }
 
-for v in "${versions[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-  echo "== torch $v: started $(date +%H:%M:%S)"
-  row "$v" &
-done
-wait
+for_each_release "$jobs" row "${versions[@]}"
 
 minutes=$(( ($(date +%s) - started + 59) / 60 ))
 python3 scripts/matrix_report.py "$dir/results" "$out" "$minutes" "${versions[@]}"

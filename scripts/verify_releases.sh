@@ -5,7 +5,7 @@
 # installs (the Qualcomm cases need it), this package beside them, then the harness. Writes
 # docs/reports/patch-verify.md.
 #
-#   scripts/verify_releases.sh [VERSION ...]   (default: all twelve, as scripts/matrix.sh)
+#   scripts/verify_releases.sh [VERSION ...]   (default: all twelve, scripts/releases.sh)
 #
 #   VERIFY_DIR=DIR   where the venvs and results go (default: a new /tmp dir)
 #   VERIFY_JOBS=N    releases at the same time (default 2)
@@ -13,8 +13,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-# The releases and their ExecuTorch pairs: the same tables as the matrix.
-eval "$(sed -n '/^VERSIONS=/p; /^declare -A EXECUTORCH=(/,/^)/p' scripts/matrix.sh)"
+# shellcheck source=scripts/releases.sh
+. scripts/releases.sh  # the releases and their ExecuTorch pairs, as the matrix has them
 
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=("${VERSIONS[@]}")
@@ -51,11 +51,6 @@ row() {
   echo "== torch $v: $(python3 -c "import json,sys; print('PASS' if json.load(open(sys.argv[1]))['ok'] else 'FAIL')" "$res/verify.json" 2>/dev/null || echo 'no report')"
 }
 
-for v in "${versions[@]}"; do
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-  echo "== torch $v: started $(date +%H:%M:%S)"
-  row "$v" &
-done
-wait
+for_each_release "$jobs" row "${versions[@]}"
 minutes=$(( ($(date +%s) - started + 59) / 60 ))
 python3 scripts/verify_report.py "$dir/results" "$out" "$minutes" "${versions[@]}"
