@@ -73,12 +73,14 @@ MESSAGE_3 = (
     + recipe.HOP_NAMING
     + """
 Printed programs with these subgraphs change; the expected outputs in
-test_control_flow.py and test_passes.py are updated.
+test_control_flow.py, test_passes.py and test_export.py (test_hints_wrapper)
+are updated.
 
 Fixes #202927
 
 Test Plan:
-python -m pytest test/export/test_export.py -k "subgraph_placeholder_names or operand"
+python -m pytest test/export/test_export.py \\
+  -k "subgraph_placeholder_names or operand or test_hints_wrapper"
 python -m pytest test/functorch/test_control_flow.py -k "while_loop and export"
 python -m pytest test/export/test_passes.py -k "predispatch_autocast or move_device_submod"
 """
