@@ -1,0 +1,261 @@
+"""Run PyTorch's own test files against stock torch and every prefix of the stack.
+
+The runs behind CHECK.md ("PyTorch's suites at every prefix"). Steps, each a subcommand:
+
+  overlays SITE OUT      OUT/p1, OUT/p12, OUT/p123: throw-away views of SITE's torch with the
+                         torch files of commits 1, 1+2, 1+2+3 applied (SITE is not written).
+  stack-tests TESTS OUT  OUT/k1, OUT/k12, OUT/k123: copies of TESTS (a folder holding test/...)
+                         with the test hunks of commits 1, 1+2, 1+2+3 applied where they apply.
+  accept TESTS REL...    rewrite TESTS/REL's inline expectations (expecttest) to what the torch
+                         on PYTHONPATH prints; run it on stock torch to re-derive the goldens.
+  run TESTS TAG REL...   run TESTS/REL with pytest against stock and each overlay, writing
+                         RESULTS/<name>.<TAG>.<prefix>.xml and .log (--overlays, --results).
+  compare RESULTS NAME.TAG...
+                         a Markdown table per suite: outcomes per prefix, and every test whose
+                         outcome differs from stock's.
+  summary RESULTS NAME.TAG...
+                         the same as one row per suite (passed/failed/errors/skipped/xfailed).
+
+TESTS are PyTorch test files at their repository paths (test/export/test_export.py, ...);
+they are not part of this repository. The Python that runs them is this one, with pytest,
+pytest-xdist, pytest-timeout, expecttest and hypothesis installed next to torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+STACK = sorted((HERE.parent).glob("000[123]-*.patch"))
+PREFIXES = {"p1": 1, "p12": 2, "p123": 3}
+LABEL = {"stock": "stock", "p1": "1", "p12": "1+2", "p123": "1+2+3", "k1": "1", "k12": "1+2", "k123": "1+2+3"}
+TORCH_FILES = ["torch/fx/node.py", "torch/fx/graph.py", "torch/_export/utils.py"]
+
+
+def overlays(site: Path, out: Path) -> None:
+    sys.path.insert(0, str(HERE.parents[2]))
+    from torch_export_names.tools.torch_patch.overlay import build
+
+    for name, k in PREFIXES.items():
+        root = out / name
+        shutil.rmtree(root, ignore_errors=True)
+        build(site, TORCH_FILES, root)
+        for patch in STACK[:k]:
+            subprocess.run(["git", "apply", "--include=torch/*", str(patch)], cwd=root, check=True)
+        print(f"{root}: torch with commits 1..{k}")
+
+
+def stack_tests(tests: Path, out: Path) -> None:
+    for name, k in PREFIXES.items():
+        root = out / name.replace("p", "k")
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(tests, root, ignore=shutil.ignore_patterns("__pycache__"))
+        for patch in STACK[:k]:
+            # A hunk whose file is absent or differs (another version of the file) is left
+            # out by name, and the run says so.
+            check = subprocess.run(
+                ["git", "apply", "--include=test/*", "--check", "-v", str(patch)],
+                cwd=root,
+                capture_output=True,
+                text=True,
+            )
+            bad = sorted(
+                {
+                    line.split(": ")[1]
+                    for line in check.stderr.splitlines()
+                    if line.startswith("error: patch failed: ")
+                }
+            )
+            bad = [b.rsplit(":", 1)[0] for b in bad]
+            cmd = ["git", "apply"] + [f"--exclude={b}" for b in bad] + ["--include=test/*", str(patch)]
+            subprocess.run(cmd, cwd=root, check=True)
+            print(
+                f"{root}: test hunks of {patch.name[:4]} applied"
+                + (f", not to {', '.join(bad)}" if bad else "")
+            )
+
+
+def _pytest(tests: Path, rel: str, env_path: str, extra: list[str], junit: Path | None, log: Path) -> str:
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=env_path)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--timeout=600",
+        "-rfE",
+        Path(rel).name,
+        *extra,
+    ]
+    if junit is not None:
+        cmd.append(f"--junitxml={junit}")
+    start = time.monotonic()
+    with open(log, "w") as fh:
+        rc = subprocess.run(
+            cmd, cwd=tests / Path(rel).parent, env=env, stdout=fh, stderr=subprocess.STDOUT
+        ).returncode
+    last = log.read_text().strip().splitlines()[-1:] or [""]
+    return f"rc={rc} {time.monotonic() - start:.0f}s {last[0]}"
+
+
+def accept(tests: Path, rels: list[str], results: Path) -> None:
+    os.environ["EXPECTTEST_ACCEPT"] = "1"
+    for rel in rels:
+        log = results / f"accept.{Path(rel).stem}.log"
+        # One process: expecttest rewrites the file in place.
+        print(rel, _pytest(tests, rel, str(tests / "test"), ["-p", "no:xdist"], None, log))
+
+
+def run(
+    tests: Path,
+    tag: str,
+    rels: list[str],
+    overlays_dir: Path,
+    results: Path,
+    prefixes: list[str],
+    workers: int,
+) -> None:
+    for rel in rels:
+        for p in prefixes:
+            path = str(tests / "test") if p == "stock" else f"{overlays_dir / p}{os.pathsep}{tests / 'test'}"
+            stem = f"{Path(rel).stem}.{tag}.{p}"
+            extra = ["-n", str(workers)] if workers > 1 else []
+            print(stem, _pytest(tests, rel, path, extra, results / f"{stem}.xml", results / f"{stem}.log"))
+
+
+def outcomes(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for tc in ET.parse(path).getroot().iter("testcase"):
+        key = f"{tc.get('classname')}::{tc.get('name')}"
+        kind = "passed"
+        for child in tc:
+            if child.tag in ("failure", "error"):
+                kind = "failed" if child.tag == "failure" else "error"
+            elif child.tag == "skipped":
+                kind = "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
+        if out.get(key, "passed") == "passed":  # a teardown error keeps the worse outcome
+            out[key] = kind
+    return out
+
+
+def summary(results: Path, names: list[str]) -> None:
+    """One row per suite and arrangement: passed/failed/errors/skipped/xfailed per prefix."""
+    print("| suite, arrangement | stock | 1 | 1+2 | 1+2+3 | outcomes that differ from stock |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    notes = []
+    for name_tag in names:
+        cells, stock = [], None
+        ndiff = []
+        for p in ["stock", "p1", "p12", "p123"]:
+            f = results / f"{name_tag}.{p}.xml"
+            if not f.exists():
+                cells.append("not run")
+                continue
+            r = outcomes(f)
+            c = Counter(r.values())
+            cells.append(f"{c['passed']}/{c['failed']}/{c['error']}/{c['skipped']}/{c['xfailed']}")
+            if stock is None:
+                stock = r
+                continue
+            diff = sorted(k for k in set(r) | set(stock) if r.get(k) != stock.get(k))
+            new = [k for k in diff if k not in stock and r[k] == "passed"]  # tests a commit adds
+            diff = [k for k in diff if k not in new]
+            ndiff.append(f"{LABEL[p]}: {len(diff)}" + (f" (+{len(new)} added, passing)" if new else ""))
+            notes += [
+                f"- {name_tag}, {LABEL[p]}: `{k}`: stock {stock.get(k, 'absent')}, here {r.get(k, 'absent')}"
+                for k in diff
+            ]
+        print(f"| {name_tag} | " + " | ".join(cells) + f" | {', '.join(ndiff)} |")
+    print("\n".join([""] + notes) if notes else "")
+
+
+def compare(results: Path, names: list[str]) -> None:
+    for name_tag in names:
+        runs = {}
+        for p in ["stock", "p1", "p12", "p123"]:
+            f = results / f"{name_tag}.{p}.xml"
+            if f.exists():
+                runs[p] = outcomes(f)
+        print(f"### {name_tag}\n")
+        print("| prefix | passed | failed | errors | skipped | xfailed | differs from stock |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        stock = runs.get("stock", {})
+        lines = []
+        for p, r in runs.items():
+            c = Counter(r.values())
+            diff = sorted(k for k in set(r) | set(stock) if r.get(k) != stock.get(k))
+            print(
+                f"| {LABEL[p]} | {c['passed']} | {c['failed']} | {c['error']} | {c['skipped']} "
+                f"| {c['xfailed']} | {len(diff) if p != 'stock' else '-'} |"
+            )
+            lines += [
+                f"- {LABEL[p]}: `{k}`: stock {stock.get(k, 'absent')}, here {r.get(k, 'absent')}"
+                for k in diff
+            ]
+        print("\n".join([""] + lines) if lines else "")
+        print()
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("overlays")
+    a.add_argument("site", type=Path)
+    a.add_argument("out", type=Path)
+    a = sub.add_parser("stack-tests")
+    a.add_argument("tests", type=Path)
+    a.add_argument("out", type=Path)
+    a = sub.add_parser("accept")
+    a.add_argument("tests", type=Path)
+    a.add_argument("rel", nargs="+")
+    a.add_argument("--results", type=Path, default=Path("results"))
+    a = sub.add_parser("run")
+    a.add_argument("tests", type=Path)
+    a.add_argument("tag")
+    a.add_argument("rel", nargs="+")
+    a.add_argument("--overlays", type=Path, default=Path("overlays"))
+    a.add_argument("--results", type=Path, default=Path("results"))
+    a.add_argument("--prefixes", default="stock,p1,p12,p123")
+    a.add_argument("-n", "--workers", type=int, default=2)
+    for name in ("compare", "summary"):
+        a = sub.add_parser(name)
+        a.add_argument("results", type=Path)
+        a.add_argument("name_tag", nargs="+", help="e.g. test_export.stored")
+    args = ap.parse_args(argv)
+    if args.cmd == "overlays":
+        overlays(args.site.resolve(), args.out.resolve())
+    elif args.cmd == "stack-tests":
+        stack_tests(args.tests.resolve(), args.out.resolve())
+    elif args.cmd == "accept":
+        args.results.mkdir(parents=True, exist_ok=True)
+        accept(args.tests.resolve(), args.rel, args.results.resolve())
+    elif args.cmd == "run":
+        args.results.mkdir(parents=True, exist_ok=True)
+        run(
+            args.tests.resolve(),
+            args.tag,
+            args.rel,
+            args.overlays.resolve(),
+            args.results.resolve(),
+            args.prefixes.split(","),
+            args.workers,
+        )
+    elif args.cmd == "summary":
+        summary(args.results, args.name_tag)
+    else:
+        compare(args.results, args.name_tag)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
