@@ -5,6 +5,7 @@ invoke_subgraph with a backward), compiled autograd (also over a compiled forwar
 Compare the output between stock torch and each prefix of the stack (run each in a fresh
 process with its own TORCHINDUCTOR_CACHE_DIR and the FX graph and autograd caches off)."""
 
+import os
 import re
 import sys
 
@@ -18,9 +19,16 @@ torch.manual_seed(0)
 OUT = []
 
 
+SITE = os.path.dirname(os.path.dirname(torch.__file__))
+
+
 def norm(s):
+    """Drop what differs between runs and installs: temporary paths, torch's location (an
+    overlay per prefix), object addresses and ids."""
+    s = s.replace(SITE + os.sep, "<site>/")
     s = re.sub(r"/tmp/[^\s'\"]+", "<path>", s)
     s = re.sub(r"0x[0-9a-f]+", "0x", s)
+    s = re.sub(r"(?m) [0-9a-f]{12}$", " <id>", s)
     return s
 
 
