@@ -151,7 +151,8 @@ cases.append(
 )
 
 
-def compiled_autograd_case():
+def compiled_autograd_graphs(compile_forward):
+    """Compiled autograd's graph of an MLP's backward, its forward eager or compiled."""
     graphs = []
 
     def comp(gm, example_inputs):
@@ -159,14 +160,14 @@ def compiled_autograd_case():
         return gm
 
     torch._dynamo.reset()
-    m = MLP()
+    m = torch.compile(MLP(), backend="aot_eager") if compile_forward else MLP()
     inp = torch.randn(4, 16)
     with torch._dynamo.compiled_autograd._enable(torch.compile(backend=comp)):
         m(inp).sum().backward()
     return graphs
 
 
-cases.append(("compiled autograd graph", compiled_autograd_case))
+cases.append(("compiled autograd graph", lambda: compiled_autograd_graphs(False)))
 
 
 def scan_backward():
@@ -186,22 +187,7 @@ def scan_backward():
 cases.append(("aot graphs, scan with backward (HOP partitioner)", scan_backward))
 
 
-def compiled_autograd_over_compiled_forward():
-    graphs = []
-
-    def comp(gm, example_inputs):
-        graphs.append(gm.print_readable(print_output=False))
-        return gm
-
-    torch._dynamo.reset()
-    m = torch.compile(MLP(), backend="aot_eager")
-    inp = torch.randn(4, 16)
-    with torch._dynamo.compiled_autograd._enable(torch.compile(backend=comp)):
-        m(inp).sum().backward()
-    return graphs
-
-
-cases.append(("compiled autograd over a compiled forward", compiled_autograd_over_compiled_forward))
+cases.append(("compiled autograd over a compiled forward", lambda: compiled_autograd_graphs(True)))
 
 for title, fn in cases:
     try:
