@@ -10,11 +10,9 @@ The runs behind CHECK.md ("PyTorch's suites at every prefix"). Steps, each a sub
                          on PYTHONPATH prints; run it on stock torch to re-derive the goldens.
   run TESTS TAG REL...   run TESTS/REL with pytest against stock and each overlay, writing
                          RESULTS/<name>.<TAG>.<prefix>.xml and .log (--overlays, --results).
-  compare RESULTS NAME.TAG...
-                         a Markdown table per suite: outcomes per prefix, and every test whose
-                         outcome differs from stock's.
   summary RESULTS NAME.TAG...
-                         the same as one row per suite (passed/failed/errors/skipped/xfailed).
+                         a Markdown table, one row per suite: passed/failed/errors/skipped/xfailed
+                         per prefix, and every test whose outcome differs from stock's.
 
 TESTS are PyTorch test files at their repository paths (test/export/test_export.py, ...);
 they are not part of this repository. The Python that runs them is this one, with pytest,
@@ -25,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,7 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 STACK = sorted((HERE.parent).glob("000[123]-*.patch"))
 PREFIXES = {"p1": 1, "p12": 2, "p123": 3}
-LABEL = {"stock": "stock", "p1": "1", "p12": "1+2", "p123": "1+2+3", "k1": "1", "k12": "1+2", "k123": "1+2+3"}
+LABEL = {"stock": "stock", "p1": "1", "p12": "1+2", "p123": "1+2+3"}
 TORCH_FILES = ["torch/fx/node.py", "torch/fx/graph.py", "torch/_export/utils.py"]
 
 
@@ -69,12 +68,13 @@ def stack_tests(tests: Path, out: Path) -> None:
             )
             bad = sorted(
                 {
-                    line.split(": ")[1]
-                    for line in check.stderr.splitlines()
-                    if line.startswith("error: patch failed: ")
+                    m.group(1) or m.group(2)
+                    for m in re.finditer(
+                        r"(?m)^error: (?:patch failed: (.+):\d+|(.+): No such file or directory)$",
+                        check.stderr,
+                    )
                 }
             )
-            bad = [b.rsplit(":", 1)[0] for b in bad]
             cmd = ["git", "apply"] + [f"--exclude={b}" for b in bad] + ["--include=test/*", str(patch)]
             subprocess.run(cmd, cwd=root, check=True)
             print(
@@ -179,33 +179,6 @@ def summary(results: Path, names: list[str]) -> None:
     print("\n".join([""] + notes) if notes else "")
 
 
-def compare(results: Path, names: list[str]) -> None:
-    for name_tag in names:
-        runs = {}
-        for p in ["stock", "p1", "p12", "p123"]:
-            f = results / f"{name_tag}.{p}.xml"
-            if f.exists():
-                runs[p] = outcomes(f)
-        print(f"### {name_tag}\n")
-        print("| prefix | passed | failed | errors | skipped | xfailed | differs from stock |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
-        stock = runs.get("stock", {})
-        lines = []
-        for p, r in runs.items():
-            c = Counter(r.values())
-            diff = sorted(k for k in set(r) | set(stock) if r.get(k) != stock.get(k))
-            print(
-                f"| {LABEL[p]} | {c['passed']} | {c['failed']} | {c['error']} | {c['skipped']} "
-                f"| {c['xfailed']} | {len(diff) if p != 'stock' else '-'} |"
-            )
-            lines += [
-                f"- {LABEL[p]}: `{k}`: stock {stock.get(k, 'absent')}, here {r.get(k, 'absent')}"
-                for k in diff
-            ]
-        print("\n".join([""] + lines) if lines else "")
-        print()
-
-
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -227,10 +200,9 @@ def main(argv: list[str]) -> int:
     a.add_argument("--results", type=Path, default=Path("results"))
     a.add_argument("--prefixes", default="stock,p1,p12,p123")
     a.add_argument("-n", "--workers", type=int, default=2)
-    for name in ("compare", "summary"):
-        a = sub.add_parser(name)
-        a.add_argument("results", type=Path)
-        a.add_argument("name_tag", nargs="+", help="e.g. test_export.stored")
+    a = sub.add_parser("summary")
+    a.add_argument("results", type=Path)
+    a.add_argument("name_tag", nargs="+", help="e.g. test_export.stored")
     args = ap.parse_args(argv)
     if args.cmd == "overlays":
         overlays(args.site.resolve(), args.out.resolve())
@@ -250,10 +222,8 @@ def main(argv: list[str]) -> int:
             args.prefixes.split(","),
             args.workers,
         )
-    elif args.cmd == "summary":
-        summary(args.results, args.name_tag)
     else:
-        compare(args.results, args.name_tag)
+        summary(args.results, args.name_tag)
     return 0
 
 
