@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 # shellcheck source=scripts/releases.sh
-. scripts/releases.sh  # VERSIONS, EXECUTORCH, NO_EXECUTORCH, for_each_release
+. scripts/releases.sh  # VERSIONS, EXECUTORCH, NO_EXECUTORCH, install_release, for_each_release
 
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=("${VERSIONS[@]}")
@@ -35,32 +35,12 @@ echo "matrix: ${versions[*]} in $dir ($jobs at a time)"
 started=$(date +%s)
 
 row() {  # one release, start to end; everything it learns goes to $dir/results/$v
-  local v=$1 venv="$dir/venv-$1" res="$dir/results/$1" t0 et
+  local v=$1 venv="$dir/venv-$1" res="$dir/results/$1" t0
   rm -rf "$venv" "$res"; mkdir -p "$res"
   git -C "$repo" describe --always --dirty > "$res/commit" 2>/dev/null || echo "?" > "$res/commit"
-  case "$v" in 2.15.*) export PIP_CONFIG_FILE=/dev/null ;; esac  # above a pip configuration that caps torch (PIP_CONFIG_FILE)
   t0=$(date +%s)
-  python3 -m venv "$venv"
-  # 1. the user's pinned torch; 2. this package beside it, as a user installs it.
-  if ! "$venv/bin/pip" install -q "torch==$v" > "$res/install.log" 2>&1; then
-    echo "torch $v does not install" > "$res/install-failed"; rm -rf "$venv"; return
-  fi
-  "$venv/bin/pip" install -q "$repo[test]" >> "$res/install.log" 2>&1 \
-    || echo "pip install .[test] failed" > "$res/install-failed"
-  et=${EXECUTORCH[$v]:-}
-  if [ -n "$et" ]; then
-    printf 'torch==%s\n' "$v" > "$res/constraints.txt"
-    # py-cpuinfo: older ExecuTorch's Qualcomm backend imports it without declaring it (1.5 declares it).
-    if "$venv/bin/pip" install -q -c "$res/constraints.txt" "executorch==$et" py-cpuinfo \
-        >> "$res/executorch.log" 2>&1; then
-      echo "$et" > "$res/executorch"
-    else
-      echo "ExecuTorch $et does not install beside torch $v: $(grep -m1 -iE 'error|conflict' "$res/executorch.log")" \
-        > "$res/executorch-failed"
-    fi
-  else
-    echo "${NO_EXECUTORCH[$v]:-no ExecuTorch release pins torch $v}" > "$res/executorch-failed"
-  fi
+  # 1. the user's pinned torch; 2. this package beside it, as a user installs it; 3. ExecuTorch.
+  install_release "$v" "$venv" "$res" "$repo" || return
   echo $(( $(date +%s) - t0 )) > "$res/install-seconds"
   "$venv/bin/python" - > "$res/env.json" 2> "$res/env.log" <<'EOF'
 import json, platform, importlib.metadata as md
@@ -77,7 +57,7 @@ except Exception as e:  # noqa: BLE001 - reported in the table
 print(json.dumps({"torch": torch.__version__, "executorch": version("executorch"),
                   "python": platform.python_version(), "is_affected": affected}))
 EOF
-  # 3. the full suite, from the source tree, as CI runs it; 4. the patch harness.
+  # 4. the full suite, from the source tree, as CI runs it; 5. the patch harness.
   t0=$(date +%s)
   # (test_editable_install makes its own venv with torch 2.13.0: it tests nothing of this row's torch)
   (cd "$repo" && "$venv/bin/python" -m pytest tests --slow --network -q -p no:cacheprovider -rs \

@@ -53,7 +53,8 @@ NOTES = [
 ]
 
 
-def _read(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A file a row left, stripped; "" where there is none."""
     return path.read_text().strip() if path.exists() else ""
 
 
@@ -66,7 +67,7 @@ def _json(path: Path):
 
 def _tests(res: Path) -> tuple[str, bool, list[str], collections.Counter]:
     """(cell, ok, failing test ids, skip reasons) from pytest's log and junit report."""
-    log = _read(res / "pytest.log")
+    log = read_text(res / "pytest.log")
     summary = next((ln for ln in reversed(log.splitlines()) if re.search(r" in [\d.]+s", ln)), "")
     if not summary:
         return "suite did not run", False, [], collections.Counter()
@@ -84,7 +85,7 @@ def _tests(res: Path) -> tuple[str, bool, list[str], collections.Counter]:
                 skips[reason[:160]] += 1
     except (OSError, ET.ParseError):
         pass
-    seconds = _read(res / "test-seconds")
+    seconds = read_text(res / "test-seconds")
     cell = (
         f"{counts.get('passed', 0)} passed, {bad} failed, {counts.get('skipped', 0)} skipped"
         + (f", {counts['xfailed']} xfailed" if counts.get("xfailed") else "")
@@ -93,10 +94,12 @@ def _tests(res: Path) -> tuple[str, bool, list[str], collections.Counter]:
     return cell, bad == 0, failing, skips
 
 
-def _patch(res: Path, details: dict, v: str) -> tuple[str, bool]:
+def patch_cell(res: Path, details: dict, v: str) -> tuple[str, bool]:
+    """The patch harness's report of one row as a table cell, and whether it passed; each check
+    goes into ``details`` by (kind, name) and (release, patch or stock)."""
     report = _json(res / "verify.json")
     if report is None:
-        err = _read(res / "verify.log").splitlines()
+        err = read_text(res / "verify.log").splitlines()
         return "harness did not run: " + (err[-1] if err else "no output"), False
     runs = report["runs"]
     p = runs["patched"]["checks"]
@@ -125,12 +128,12 @@ def main(argv: list[str]) -> int:
     for v in versions:
         res = results / v
         env = _json(res / "env.json") or {}
-        et = _read(res / "executorch") or "none: " + (_read(res / "executorch-failed") or "?")
-        commit = _read(res / "commit") or "?"
-        verify_commit = _read(res / "verify-commit") or commit
+        et = read_text(res / "executorch") or "none: " + (read_text(res / "executorch-failed") or "?")
+        commit = read_text(res / "commit") or "?"
+        verify_commit = read_text(res / "verify-commit") or commit
         if (res / "install-failed").exists():
             rows.append(
-                f"| {v} | `{commit}` | {et} | {_read(res / 'install-failed')} "
+                f"| {v} | `{commit}` | {et} | {read_text(res / 'install-failed')} "
                 f"| not run | `{verify_commit}` | not run | ? |"
             )
             failed = True
@@ -142,7 +145,7 @@ def main(argv: list[str]) -> int:
         failed |= not ok
         failing += [f"{v}: `{t}`" for t in fails]
         skip_rows[v] = skips
-        patch, patch_ok = _patch(res, details, v)
+        patch, patch_ok = patch_cell(res, details, v)
         failed |= not patch_ok
         affected = env.get("is_affected")
         hook = {True: "yes", False: "no"}.get(affected, f"cannot tell: {affected}")

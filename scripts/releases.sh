@@ -1,5 +1,5 @@
-# The supported torch releases and how to run something on each, shared by scripts/matrix.sh
-# and scripts/verify_releases.sh (sourced, not run).
+# The supported torch releases, how to install one, and how to run something on each, shared by
+# scripts/matrix.sh and scripts/verify_releases.sh (sourced, not run).
 
 VERSIONS=(2.4.1 2.5.1 2.6.0 2.7.1 2.8.0 2.9.1 2.10.0 2.11.0 2.12.1 2.13.0 2.14.1 2.15.0)
 # The ExecuTorch release that pins each torch (from each wheel's
@@ -25,4 +25,35 @@ for_each_release() {
     "$fn" "$v" &
   done
   wait
+}
+
+# install_release VERSION VENV RES REPO: a new virtual environment VENV with torch==VERSION, then
+# the package at REPO beside it as a user installs it (with the test extra: the carried tests
+# import torch's testing helpers), then the ExecuTorch release that pins that torch where one
+# installs. Writes to RES: install.log; install-failed (why; returns 1 if torch itself does not
+# install, and VENV is gone); executorch (its version), or executorch-failed (why not) and
+# executorch.log.
+install_release() {
+  local v=$1 venv=$2 res=$3 repo=$4 et
+  case "$v" in 2.15.*) export PIP_CONFIG_FILE=/dev/null ;; esac  # above a pip configuration that caps torch
+  python3 -m venv "$venv"
+  if ! "$venv/bin/pip" install -q "torch==$v" > "$res/install.log" 2>&1; then
+    echo "torch $v does not install" > "$res/install-failed"; rm -rf "$venv"; return 1
+  fi
+  "$venv/bin/pip" install -q "$repo[test]" >> "$res/install.log" 2>&1 \
+    || echo "pip install .[test] failed" > "$res/install-failed"
+  et=${EXECUTORCH[$v]:-}
+  if [ -n "$et" ]; then
+    printf 'torch==%s\n' "$v" > "$res/constraints.txt"
+    # py-cpuinfo: older ExecuTorch's Qualcomm backend imports it without declaring it (1.5 declares it).
+    if "$venv/bin/pip" install -q -c "$res/constraints.txt" "executorch==$et" py-cpuinfo \
+        >> "$res/executorch.log" 2>&1; then
+      echo "$et" > "$res/executorch"
+    else
+      echo "ExecuTorch $et does not install beside torch $v: $(grep -m1 -iE 'error|conflict' "$res/executorch.log")" \
+        > "$res/executorch-failed"
+    fi
+  else
+    echo "${NO_EXECUTORCH[$v]:-no ExecuTorch release pins torch $v}" > "$res/executorch-failed"
+  fi
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `torch-export-names patch verify` on every supported torch release, without the test suite:
 # the shorter half of scripts/matrix.sh, for when only the release patches changed. Per release
-# a new virtual environment with that torch, the ExecuTorch release that pins it where one
-# installs (the Qualcomm cases need it), this package beside them, then the harness. Writes
+# a new virtual environment with that torch, this package beside it, the ExecuTorch release
+# that pins it where one installs (the Qualcomm cases need it), then the harness. Writes
 # docs/reports/patch-verify.md.
 #
 #   scripts/verify_releases.sh [VERSION ...]   (default: all twelve, scripts/releases.sh)
@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 # shellcheck source=scripts/releases.sh
-. scripts/releases.sh  # the releases and their ExecuTorch pairs, as the matrix has them
+. scripts/releases.sh  # the releases, their ExecuTorch pairs and their install, as the matrix has them
 
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=("${VERSIONS[@]}")
@@ -31,20 +31,7 @@ row() {
   local v=$1 venv="$dir/venv-$1" res="$dir/results/$1"
   rm -rf "$venv" "$res"; mkdir -p "$res"
   echo "$commit" > "$res/commit"
-  case "$v" in 2.15.*) export PIP_CONFIG_FILE=/dev/null ;; esac  # above a pip configuration that caps torch
-  python3 -m venv "$venv"
-  if ! "$venv/bin/pip" install -q "torch==$v" > "$res/install.log" 2>&1; then
-    echo "torch $v does not install" > "$res/install-failed"; rm -rf "$venv"; return
-  fi
-  local et=${EXECUTORCH[$v]:-}
-  if [ -n "$et" ]; then
-    printf 'torch==%s\n' "$v" > "$res/constraints.txt"
-    "$venv/bin/pip" install -q -c "$res/constraints.txt" "executorch==$et" py-cpuinfo >> "$res/install.log" 2>&1 \
-      && echo "$et" > "$res/executorch"
-  fi
-  # the package as a user installs it (it keeps that torch), with the test extra: the carried
-  # tests import torch's testing helpers, which need expecttest, hypothesis and numpy
-  "$venv/bin/pip" install -q "$repo[test]" >> "$res/install.log" 2>&1 || echo "pip install .[test] failed" > "$res/install-failed"
+  install_release "$v" "$venv" "$res" "$repo" || return
   "$venv/bin/python" -c "import json, torch; print(json.dumps({'torch': torch.__version__}))" > "$res/env.json"
   (cd "$dir" && "$venv/bin/python" -m torch_export_names patch verify --json) > "$res/verify.json" 2> "$res/verify.log"
   rm -rf "$venv"
