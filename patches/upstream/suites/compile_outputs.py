@@ -112,8 +112,6 @@ def with_invoke_subgraph(x, w):
 cases = []
 x = torch.randn(4, 16)
 cases.append(("inductor MLP", lambda: inductor_code(MLP().eval(), x)))
-with torch.no_grad():
-    pass
 img = torch.randn(2, 3, 8, 8)
 
 

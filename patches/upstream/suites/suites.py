@@ -10,6 +10,8 @@ The runs behind CHECK.md ("PyTorch's suites at every prefix"). Steps, each a sub
                          on PYTHONPATH prints; run it on stock torch to re-derive the goldens.
   run TESTS TAG REL...   run TESTS/REL with pytest against stock and each overlay, writing
                          RESULTS/<name>.<TAG>.<prefix>.xml and .log (--overlays, --results).
+  sites DIR...           the renames rename_sites.py counted into each DIR (its SITES_DIR), summed
+                         over processes and grouped by the file that made them: a Markdown table.
   summary RESULTS NAME.TAG...
                          a Markdown table, one row per suite: passed/failed/errors/skipped/xfailed
                          per prefix, and every test whose outcome differs from stock's.
@@ -179,6 +181,20 @@ def summary(results: Path, names: list[str]) -> None:
     print("\n".join([""] + notes) if notes else "")
 
 
+def sites(dirs: list[Path]) -> None:
+    print("| run | renames | by file (count) |")
+    print("| --- | --- | --- |")
+    for d in dirs:
+        c: Counter[str] = Counter()
+        for f in d.glob("sites.*.txt"):
+            for line in f.read_text().splitlines():
+                n, site = line.split("\t")
+                site = re.sub(r":\d+", "", site)  # by file, not line
+                c["the test file itself" if site.startswith("..") else f"`{site}`"] += int(n)
+        cells = ", ".join(f"{k} ({v})" for k, v in c.most_common())
+        print(f"| {d.name} | {sum(c.values())} | {cells} |")
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -200,6 +216,8 @@ def main(argv: list[str]) -> int:
     a.add_argument("--results", type=Path, default=Path("results"))
     a.add_argument("--prefixes", default="stock,p1,p12,p123")
     a.add_argument("-n", "--workers", type=int, default=2)
+    a = sub.add_parser("sites")
+    a.add_argument("dirs", type=Path, nargs="+")
     a = sub.add_parser("summary")
     a.add_argument("results", type=Path)
     a.add_argument("name_tag", nargs="+", help="e.g. test_export.stored")
@@ -222,6 +240,8 @@ def main(argv: list[str]) -> int:
             args.prefixes.split(","),
             args.workers,
         )
+    elif args.cmd == "sites":
+        sites(args.dirs)
     else:
         summary(args.results, args.name_tag)
     return 0
