@@ -236,6 +236,13 @@ PROGRAM = textwrap.dedent(
     sys.exit(3)
     """
 )
+# The same program, ending otherwise: (the replacement of its last line, its exit status).
+ENDINGS = {
+    "sys.exit": ("sys.exit(3)", 3),
+    "return": ("pass", 0),
+    "exception": ("raise ValueError('from the program')", 1),
+    "SIGTERM": ("import os, signal; os.kill(os.getpid(), signal.SIGTERM)", -15),
+}
 
 
 def _cli(*argv, cwd):
@@ -266,6 +273,49 @@ def test_cli_audit_with_hook_finds_nothing_at_risk(tmp_path):
     r = _cli("--audit", "prog.py", cwd=tmp_path)
     assert r.returncode == 3, r.stderr
     assert "torch-export-names audit (hook on): 0 at-risk creation(s)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("no_hook", [True, False], ids=["hook off", "hook on"])
+@pytest.mark.parametrize("ending", ENDINGS)
+def test_cli_audit_report_is_complete_however_the_program_ends(tmp_path, ending, no_hook):
+    """The report, table and JSON, is written when the program ends: with the hook state at
+    the end, whether it returns, calls sys.exit, raises or is terminated; the exit status stays
+    the program's."""
+    if ending == "SIGTERM" and not hasattr(__import__("signal"), "SIGKILL"):
+        pytest.skip("no POSIX signals here")
+    last, status = ENDINGS[ending]
+    (tmp_path / "prog.py").write_text(PROGRAM.replace("sys.exit(3)", last))
+    r = _cli("--audit", *(["--no-hook"] if no_hook else []), "--json", "audit.json", "prog.py", cwd=tmp_path)
+    assert r.returncode == status, r.stderr
+    hook = "off" if no_hook else "on"
+    assert f"torch-export-names audit (hook {hook}): {int(no_hook)} at-risk creation(s)" in r.stderr
+    data = json.loads((tmp_path / "audit.json").read_text())
+    assert (data["hook_at_start"], data["hook_at_end"]) == (not no_hook, not no_hook)
+    assert data["torch"] == torch.__version__ and data["exposed"] is no_hook
+
+
+def test_cli_audit_of_a_program_without_torch_imports_no_torch(tmp_path):
+    (tmp_path / "prog.py").write_text(
+        "import sys; print(sorted(m for m in sys.modules if m.startswith('torch.')))\n"
+    )
+    r = _cli("--audit", "--json", "audit.json", "prog.py", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+    assert "torch-export-names audit (hook off): 0 at-risk creation(s)" in r.stderr
+    data = json.loads((tmp_path / "audit.json").read_text())
+    assert (data["torch"], data["hook_at_end"], data["events"]) == (None, False, [])
+
+
+def test_cli_audit_covers_the_program_not_its_subprocesses(tmp_path):
+    (tmp_path / "prog.py").write_text(
+        "import os, subprocess, sys\n"
+        "print(os.environ.get('TORCH_EXPORT_NAMES_AUDIT'), os.environ['TORCH_EXPORT_NAMES'])\n"
+        "subprocess.run([sys.executable, '-c', 'pass'], check=True)\n"
+    )
+    r = _cli("--audit", "prog.py", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "None 1"
+    assert r.stderr.count("torch-export-names audit") == 1, r.stderr
 
 
 def test_cli_json_without_audit_is_a_usage_error(tmp_path):

@@ -1,7 +1,12 @@
-"""Imported by ``torch_export_names.pth`` at start-up when TORCH_EXPORT_NAMES is set.
+"""Imported by ``torch_export_names.pth`` at start-up when TORCH_EXPORT_NAMES or
+TORCH_EXPORT_NAMES_AUDIT is set (``torch-export-names run`` sets them, then execs python).
 
-Installs the hook the moment ``torch.export.exported_program`` (where
+TORCH_EXPORT_NAMES installs the hook the moment ``torch.export.exported_program`` (where
 ``ExportedProgram`` lives) has been imported, so user code needs no change.
+TORCH_EXPORT_NAMES_AUDIT (``run --audit``) opens an ``audited()`` block once torch is
+imported and reports it when the process ends (``audit.audit_until_exit``), to stderr and,
+with TORCH_EXPORT_NAMES_AUDIT_JSON=FILE, as JSON to FILE; both audit variables are taken out
+of the environment, so the audit covers this process and not its subprocesses.
 Importing this module does not import torch.
 """
 
@@ -10,6 +15,9 @@ from __future__ import annotations
 import os
 
 ENV_VAR = "TORCH_EXPORT_NAMES"
+AUDIT_VAR = "TORCH_EXPORT_NAMES_AUDIT"
+AUDIT_JSON_VAR = "TORCH_EXPORT_NAMES_AUDIT_JSON"
+PTH = "torch_export_names.pth"  # the file setup.py writes into site-packages
 _TARGET = "torch.export.exported_program"
 # torch_export_names.pth imports this module unless the value is one of FALSE; setup.py
 # writes the .pth from pth_line(), so the tuple is spelled here only.
@@ -21,36 +29,42 @@ def pth_line() -> str:
     """The one line of ``torch_export_names.pth`` (setup.py writes it into site-packages).
 
     Python runs a .pth line that starts with ``import`` at every start-up. It imports this
-    module only when TORCH_EXPORT_NAMES asks for the hook, and, as coverage's and pytest-cov's
-    do, never lets an error escape: a half-uninstalled package must not make every Python
-    start print a traceback. It says so in one line on stderr instead.
+    module only when TORCH_EXPORT_NAMES asks for the hook or TORCH_EXPORT_NAMES_AUDIT for the
+    audit, and, as coverage's and pytest-cov's do, never lets an error escape: a
+    half-uninstalled package must not make every Python start print a traceback. It says so
+    in one line on stderr instead.
     """
-    code = (
+    code = (  # no comprehension: its scope would not see the names this exec defines
+        "on = None\n"
         "try:\n"
-        f"    if os.environ.get({ENV_VAR!r}, '').strip().lower() not in {FALSE!r}:\n"
-        "        __import__('torch_export_names._bootstrap')\n"
+        f"    for on in ({ENV_VAR!r}, {AUDIT_VAR!r}):\n"
+        f"        if os.environ.get(on, '').strip().lower() not in {FALSE!r}:\n"
+        "            __import__('torch_export_names._bootstrap')\n"
+        "            break\n"
         "except Exception as exc:\n"
-        f"    sys.stderr.write('torch-export-names: {ENV_VAR} is set but the export hook could not be "
-        "loaded (%s: %s); reinstall or uninstall torch-export-names\\n' % (type(exc).__name__, exc))\n"
+        "    sys.stderr.write('torch-export-names: %s is set but the export hook could not be "
+        "loaded (%s: %s); reinstall or uninstall torch-export-names\\n' % (on, type(exc).__name__, exc))\n"
     )
     return f"import os, sys; exec({code!r})\n"
 
 
-def enabled(environ=os.environ) -> bool:
-    """Whether TORCH_EXPORT_NAMES asks for the hook: 1/true/yes/on, any case.
+def enabled(environ=os.environ, var: str = ENV_VAR) -> bool:
+    """Whether TORCH_EXPORT_NAMES (or ``var``) asks for the hook (the audit): 1/true/yes/on,
+    any case.
 
     0/false/no/off (any case) or unset leave it off; any other value warns
     once and leaves it off.
     """
-    value = environ.get(ENV_VAR, "").strip().lower()
+    value = environ.get(var, "").strip().lower()
     if value in TRUE:
         return True
     if value not in FALSE:
         from ._warnings import warn_once
 
+        what = "the export hook" if var == ENV_VAR else "the audit"
         warn_once(
-            "env-var-value",
-            f"{ENV_VAR}={environ.get(ENV_VAR)!r} is not understood; the export hook stays "
+            f"env-var-value-{var}",
+            f"{var}={environ.get(var)!r} is not understood; {what} stays "
             f"off. Use one of {', '.join(TRUE)} to turn it on, or {', '.join(FALSE[1:])}.",
             stacklevel=2,
         )
@@ -69,5 +83,24 @@ def activate() -> None:
     after_import(_TARGET, _install)
 
 
+def _audit_when_torch_is_imported(json_path: str | None) -> None:
+    """``run --audit``: the report is written when the process ends, whether torch was
+    imported or not; the block opens once torch is (with the hook first, if asked for)."""
+    from . import audit
+    from ._after_import import after_import
+
+    process_audit = audit.audit_until_exit(json_path)
+
+    def start() -> None:
+        if enabled():
+            _install()  # the hook in place before the block opens, whatever imports torch.export
+        process_audit.start()
+
+    after_import("torch", start)
+
+
 if enabled():
     activate()
+if enabled(var=AUDIT_VAR):
+    _audit_when_torch_is_imported(os.environ.pop(AUDIT_JSON_VAR, None))
+os.environ.pop(AUDIT_VAR, None)  # this process only: not the program's subprocesses

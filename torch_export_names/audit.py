@@ -26,18 +26,22 @@ several threads; every open block receives every creation in the process.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import dataclasses
 import functools
+import json
+import os
+import signal
 import sys
 import threading
 from types import FrameType
-from typing import Iterator
+from typing import Any, Iterator
 
 from ._patching import Patch, PatchSet
 
-__all__ = ["AuditEvent", "AuditReport", "Site", "audited", "is_active"]
+__all__ = ["AuditEvent", "AuditReport", "ProcessAudit", "Site", "audit_until_exit", "audited", "is_active"]
 
 PATCHED = ("create_node", "node_copy", "graph_copy")
 # Names kept per event; the count is always exact.
@@ -190,10 +194,10 @@ class AuditReport:
         return "\n".join(lines)
 
     def to_json(self) -> dict:
-        import torch
+        torch = sys.modules.get("torch")  # None: the program never imported torch
 
         return {
-            "torch": torch.__version__,
+            "torch": getattr(torch, "__version__", None),
             "hook_at_start": self.hook_at_start,
             "hook_at_end": self.hook_at_end,
             "exposed": self.exposed,
@@ -359,3 +363,69 @@ def audited() -> Iterator[AuditReport]:
             with _lock:
                 _reports[:] = [r for r in _reports if r is not report]
     report.hook_at_end = hook.is_installed()
+
+
+# Signals whose default action ends the process without Python's clean-up (atexit): the process
+# audit reports first, then dies of the signal as it would have.
+_FATAL_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class ProcessAudit:
+    """An ``audited()`` block for the rest of the process (``run --audit``,
+    TORCH_EXPORT_NAMES_AUDIT): ``start()`` opens it (it imports torch.fx), and when the
+    process ends the block closes and the report is printed to ``stream`` (stderr) and, given
+    a ``json_path``, written there as JSON. See ``audit_until_exit``."""
+
+    def __init__(self, json_path: str | None = None, stream: Any = None) -> None:
+        self.json_path = json_path
+        self.stream = stream
+        self.report: AuditReport | None = None
+        self._block: contextlib.AbstractContextManager | None = None
+        self._finished = False
+
+    def start(self) -> None:
+        """Open the block (idempotent)."""
+        if self._block is None and not self._finished:
+            self._block = audited()
+            self.report = self._block.__enter__()
+
+    def finish(self) -> None:
+        """Close the block, print the report and write the JSON (once; never raises)."""
+        if self._finished:
+            return
+        self._finished = True
+        stream = self.stream or sys.stderr
+        try:
+            if self._block is not None:
+                self._block.__exit__(None, None, None)
+                report = self.report
+            else:  # torch never imported: nothing can have been created
+                report = AuditReport(hook_at_end=False)
+            assert report is not None
+            print(report.format_table(), file=stream, flush=True)
+            if self.json_path is not None:
+                with open(self.json_path, "w") as f:
+                    json.dump(report.to_json(), f, indent=1)
+        except Exception as e:  # noqa: BLE001 - the program's own exit status stands
+            print(f"torch-export-names audit: could not report ({type(e).__name__}: {e})", file=stream)
+
+    def _on_signal(self, signum, frame) -> None:
+        self.finish()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)  # die of it, as without the audit
+
+
+def audit_until_exit(json_path: str | None = None, stream: Any = None) -> ProcessAudit:
+    """Report an audit when this process ends, however it ends: a return from the program,
+    ``sys.exit``, an uncaught exception (``atexit``) or SIGTERM/SIGHUP (a handler that
+    reports, then lets the signal end the process as it would have; installed only where
+    the signal has its default action, and a program's own handler replaces it); not
+    ``os._exit`` or SIGKILL. Call ``start()`` on the result to open the block once torch
+    can be imported."""
+    process_audit = ProcessAudit(json_path, stream)
+    atexit.register(process_audit.finish)
+    if threading.current_thread() is threading.main_thread():
+        for signum in _FATAL_SIGNALS:
+            if signal.getsignal(signum) == signal.SIG_DFL:
+                signal.signal(signum, process_audit._on_signal)
+    return process_audit

@@ -5,21 +5,19 @@ torch-export-names patch list | status | verify | apply | revert   (the torch pa
 torch-export-names run script.py [args...]     (also a folder or zip with __main__.py)
 torch-export-names run -m module [args...]
 torch-export-names run --audit [--json FILE] [--no-hook] script.py|-m module [args...]
+
+Every command's --help starts with what it does (``_command``). ``run`` imports nothing of
+torch: it sets the variables and replaces itself with the interpreter.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib.util
 import json
 import os
-import runpy
 import sys
-import zipfile
-from typing import Callable, ContextManager, Iterator
 
-__all__ = ["main"]
+__all__ = ["main", "pth_problem"]
 
 _PROG = "torch-export-names"
 
@@ -27,7 +25,22 @@ _PROG = "torch-export-names"
 _TARGET_HELP = "the directory holding torch/ (default: site-packages of the torch this python imports)"
 
 
-def _parser() -> argparse.ArgumentParser:
+def _command(parent, name: str, summary: str, details: str = "", **kwargs) -> argparse.ArgumentParser:
+    """A subcommand whose --help starts with ``summary`` (also its line in the parent's
+    list), then ``details`` as a paragraph of its own."""
+    description = summary[0].upper() + summary[1:] + "."
+    if details:
+        description += "\n\n" + details
+    return parent.add_parser(
+        name,
+        help=summary,
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **kwargs,
+    )
+
+
+def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The whole command line: ``doctor``, ``patch <command>`` and ``run``, one parser."""
     p = argparse.ArgumentParser(
         prog=_PROG,
@@ -35,50 +48,67 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True)
 
-    d = sub.add_parser("doctor", help="report whether this torch is affected, with reproductions")
+    d = _command(
+        sub,
+        "doctor",
+        "report whether this torch is affected, with reproductions",
+        "Prints versions, whether this torch is affected (or patched), whether the hook is\n"
+        "active and how it got there, each reproduction case run without and with the\n"
+        "repair, and the next step for your situation: a report to paste into a bug.",
+    )
     d.add_argument("--json", action="store_true", help="print the report as JSON")
     d.set_defaults(handler=_doctor)
 
-    patch = sub.add_parser(
+    patch = _command(
+        sub,
         "patch",
-        help="the upstream-style torch patches: list, status, verify, apply, revert",
-        description="Upstream-style torch patches for pytorch/pytorch#202927.",
+        "the upstream-style torch patches: list, status, verify, apply, revert",
+        "One patch per supported torch release fixes pytorch/pytorch#202927 in torch itself.",
     )
     patch.set_defaults(handler=_patch)
     patch_sub = patch.add_subparsers(dest="patch_command", required=True)
     # --target, the same option on every command that reads or changes an installed torch
     target = argparse.ArgumentParser(add_help=False)
     target.add_argument("--target", metavar="DIR", help=_TARGET_HELP)
-    patch_sub.add_parser("list", help="the torch versions with a patch, and where the patches are")
-    st = patch_sub.add_parser(
+    _command(patch_sub, "list", "print the torch versions with a patch, and where the patch files are")
+    st = _command(
+        patch_sub,
         "status",
+        "say which patch the installed torch carries: per file stock, patched or modified otherwise",
+        "Exits 0 when all files are stock or all patched, 1 otherwise.",
         parents=[target],
-        help="which patch the installed torch carries: per file stock, patched or modified otherwise "
-        "(exit 0 when all files are stock or all patched, 1 otherwise)",
     )
     st.add_argument("--json", action="store_true", help="print the status as JSON")
-    v = patch_sub.add_parser(
+    v = _command(
+        patch_sub,
         "verify",
+        "run the reproductions and the patch's tests on the torch with the patch and without it",
+        "The installed torch is one of the two, a throw-away overlay of it the other; the\n"
+        "installed torch is never changed. Passes when every check passes with the patch,\n"
+        "every case and carried test fails without it and every guard passes in both.",
         parents=[target],
-        help="run the reproductions and the patch's tests on the torch with the patch and on the "
-        "torch without it (the installed one is either; an overlay of it is the other)",
     )
     v.add_argument("--no-baseline", action="store_true", help="skip the run against the unpatched torch")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
     v.add_argument("--keep", action="store_true", help="keep the overlay directory")
-    for name, text in (
-        ("apply", "patch the installed torch in place (refuses files that are not the release's)"),
-        ("revert", "restore the files `apply` replaced"),
+    for name, summary, details in (
+        (
+            "apply",
+            "patch the installed torch in place",
+            "Refuses unless every file the patch changes is the release's (by sha256); keeps a\n"
+            "backup of each for `revert`.",
+        ),
+        ("revert", "restore the torch files `apply` replaced", "From the backups `apply` kept."),
     ):
-        a = patch_sub.add_parser(name, parents=[target], help=text)
+        a = _command(patch_sub, name, summary, details, parents=[target])
         a.add_argument("--dry-run", action="store_true", help="show the diff, change nothing")
 
-    r = sub.add_parser(
+    r = _command(
+        sub,
         "run",
-        help="run a script, folder, zip or -m module with the hook installed, as python would",
+        "run a script, folder, zip or -m module with the hook installed, exactly as python would",
+        _RUN_DESCRIPTION,
         usage=f"{_PROG} run [--audit [--json FILE] [--no-hook]] (script.py|folder|zip|-m module) [args...]",
-        description=_RUN_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     r.add_argument(
         "--audit",
@@ -91,20 +121,32 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--no-hook",
         action="store_true",
-        help="with --audit: do not install the hook (see where the program is exposed)",
+        help="with --audit: do not install the hook (see where the program is exposed); "
+        "sets TORCH_EXPORT_NAMES=0",
     )
     r.add_argument(
         "-m", dest="module", nargs=argparse.REMAINDER, metavar="module", help="run a module as python -m does"
     )
     r.add_argument("program", nargs=argparse.REMAINDER, help="the script, folder or zip, then its arguments")
-    r.set_defaults(handler=lambda args: run(args, r))
+    r.set_defaults(handler=lambda args: run(args, r, argv))
     return p
 
 
 _RUN_DESCRIPTION = """\
-Run the program as `python` would (same sys.argv, sys.path[0], __file__, exit
-status), with the export hook installed first. TORCH_EXPORT_NAMES=1 is set for
-it, so the Python subprocesses it starts are repaired too."""
+Sets TORCH_EXPORT_NAMES=1 and replaces this process with `python program [args...]`
+(the same interpreter, with the same interpreter options), so the program is python's
+in every respect: sys.argv, sys.path[0], __file__, the stack, the exit status and
+signals. The installed torch_export_names.pth file installs the hook when the
+program imports torch.export; run itself imports nothing of torch. The Python
+subprocesses the program starts inherit the variable and are repaired too.
+
+--audit travels by TORCH_EXPORT_NAMES_AUDIT (--json by TORCH_EXPORT_NAMES_AUDIT_JSON):
+the report is printed when the program ends, however it ends (return, sys.exit, an
+exception, SIGTERM, SIGHUP), but for os._exit and SIGKILL.
+
+If the .pth file is not in effect for this interpreter (python -S, or the package
+installed without it), run says so and exits 2 rather than run the program
+unprotected."""
 
 
 def _fail(message: str, status: int) -> int:
@@ -112,122 +154,89 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
-def _module_error(name: str) -> str | None:
-    """Why ``python -m name`` would refuse to start, or None; imports parent packages only."""
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError) as e:
-        return f"error while finding module specification for {name!r} ({type(e).__name__}: {e})"
-    if spec is None:
-        return f"no module named {name!r}"
-    if spec.submodule_search_locations is not None:  # a package: runs its __main__
-        try:
-            main = importlib.util.find_spec(f"{name}.__main__")
-        except ImportError as e:
-            return f"error while finding module specification for {name + '.__main__'!r} ({e})"
-        if main is None:
+def _interpreter_options(argv: list[str] | None) -> list[str]:
+    """The options this interpreter was started with (``-X dev``, ``-S``, ``-W error``), as
+    ``sys.orig_argv`` holds them before ``-m torch_export_names`` or the console script; []
+    when ``main`` was called with its own ``argv``."""
+    orig = list(getattr(sys, "orig_argv", []))
+    tail = sys.argv[1:]
+    if argv is not None or not orig or orig[len(orig) - len(tail) :] != tail:
+        return []
+    head = orig[1 : len(orig) - len(tail)]  # options, then -m NAME, -mNAME or the script
+    if len(head) >= 2 and head[-2] == "-m":
+        return head[:-2]
+    return head[:-1]
+
+
+def pth_problem(site_dirs: list[str] | None = None) -> str | None:
+    """Why the installed ``torch_export_names.pth`` would not arm the hook in a new Python
+    started with this interpreter's options, or None when it would."""
+    from .._bootstrap import PTH, pth_line
+
+    if sys.flags.no_site:
+        return (
+            "python runs with -S (no site module), so site-packages' .pth files are not "
+            f"read and {PTH} cannot install the hook"
+        )
+    if site_dirs is None:
+        import site
+
+        site_dirs = list(site.getsitepackages())
+        if site.ENABLE_USER_SITE:
+            site_dirs.append(site.getusersitepackages())
+    found = [os.path.join(d, PTH) for d in site_dirs if os.path.isfile(os.path.join(d, PTH))]
+    if not found:
+        return (
+            f"{PTH} is in none of this python's site directories ({', '.join(site_dirs)}), so "
+            "nothing would install the hook; install the package with pip (`pip install .` or "
+            "`pip install -e .` write it)"
+        )
+    with open(found[0], encoding="utf-8") as f:
+        if f.read() != pth_line():
             return (
-                f"no module named {name + '.__main__'!r}; {name!r} is a package and cannot be "
-                "directly executed"
+                f"{found[0]} is not the one this version of the package writes; reinstall the "
+                "package (`pip install .` or `pip install -e .`)"
             )
     return None
 
 
-def _start_hook() -> None:
-    from .._bootstrap import ENV_VAR
-    from ..hook import _install_for
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
+    """``run``: set the variables, then become ``python [options] program [args...]``."""
+    from .._bootstrap import AUDIT_JSON_VAR, AUDIT_VAR, ENV_VAR
 
-    os.environ[ENV_VAR] = "1"
-    _install_for("torch-export-names run")
-
-
-def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """``run``, with ``--audit [--json FILE] [--no-hook]`` before the program if asked."""
     if (args.json is not None or args.no_hook) and not args.audit:
         parser.error("--json and --no-hook go with --audit")
     if args.module is not None:
         if not args.module:
             parser.error("-m needs a module name")
-        argv = ["-m", *args.module]
+        program = ["-m", *args.module]
     elif args.program:
-        argv = list(args.program)
+        program = list(args.program)
     else:
         parser.error("give a program (script.py, folder or zip) or -m module")
-    if not args.audit:
-        return _run(argv)
-    from ..audit import AuditReport, audited
-
-    reports: list[AuditReport] = []
-
-    @contextlib.contextmanager
-    def audit_the_program() -> Iterator[None]:
-        # Opened when the program starts, after the hook is in place: the report says the
-        # hook state the program ran under.
-        with audited() as report:
-            reports.append(report)
-            yield
-
-    try:
-        return _run(argv, hook=not args.no_hook, around=audit_the_program)
-    finally:  # also when the program exits or raises
-        for report in reports:
-            print(report.format_table(), file=sys.stderr)
-            if args.json is not None:
-                with open(args.json, "w") as f:
-                    json.dump(report.to_json(), f, indent=1)
-
-
-def _run(
-    argv: list[str],
-    *,
-    hook: bool = True,
-    around: Callable[[], ContextManager[None]] = contextlib.nullcontext,
-) -> int:
-    """Run a program as ``python`` would, with the hook installed first.
-
-    ``sys.path[0]`` is what ``python`` puts there (the script's folder, the
-    folder or zip itself, or the working folder for ``-m``), ``__file__`` is
-    absolute, the exit status is the program's. TORCH_EXPORT_NAMES=1 is set
-    for the program, so the subprocesses it starts are covered too (through
-    the installed .pth file). The program runs inside ``around()``.
-    """
-    if argv[0] == "-m":
-        name, rest = argv[1], argv[2:]
-        # python -m puts the working folder first; a console script has its bin folder there.
-        sys.path[0] = os.getcwd()
-        error = _module_error(name)
-        if error:
-            return _fail(error, 1)
-        if hook:
-            _start_hook()
-        sys.argv = [name, *rest]
-        with around():
-            runpy.run_module(name, run_name="__main__", alter_sys=True)
-        return 0
-    target, rest = argv[0], argv[1:]
-    path = os.path.abspath(target)
-    if not os.path.exists(path):
-        return _fail(f"can't open file {path!r}: no such file or directory", 2)
-    is_dir, is_zip = os.path.isdir(path), zipfile.is_zipfile(path)
-    if is_dir or is_zip:
-        if is_zip:
-            with zipfile.ZipFile(path) as z:
-                names = set(z.namelist())
+    if not sys.executable:
+        return _fail("this Python does not know its interpreter (sys.executable is empty)", 2)
+    problem = pth_problem()
+    if problem:
+        return _fail(f"{problem}. Not running the program without the hook.", 2)
+    env = dict(os.environ)
+    env[ENV_VAR] = "0" if args.no_hook else "1"
+    if args.audit:
+        env[AUDIT_VAR] = "1"
+        if args.json is not None:
+            env[AUDIT_JSON_VAR] = os.path.abspath(args.json)  # the program may change folder
         else:
-            names = set(os.listdir(path))
-        if not names & {"__main__.py", "__main__.pyc"}:
-            return _fail(f"can't find '__main__' module in {path!r}", 1)
-    if hook:
-        _start_hook()
-    sys.argv = [target, *rest]
-    if not (is_dir or is_zip):
-        sys.path[0] = os.path.dirname(path)
-    else:
-        # A folder or zip: runpy puts it first on sys.path itself, as python does.
-        del sys.path[0]
-    with around():
-        runpy.run_path(path, run_name="__main__")
-    return 0
+            env.pop(AUDIT_JSON_VAR, None)
+    command = [sys.executable, *_interpreter_options(argv), *program]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "nt" or not hasattr(os, "execve"):
+        # No exec that keeps this process (Windows' starts another one): wait, pass the status on.
+        import subprocess
+
+        return subprocess.call(command, env=env)
+    os.execve(sys.executable, command, env)
+    return 1  # not reached
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -268,5 +277,5 @@ def _patch(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    args = _parser(argv).parse_args(sys.argv[1:] if argv is None else argv)
     return args.handler(args)
