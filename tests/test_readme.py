@@ -175,10 +175,51 @@ def test_the_readme_hook_cost_is_the_range_of_the_committed_benchmarks():
 # A claim several tests guard is listed once per test; a parametrized test is named without its id.
 
 
-def test_the_readme_python_examples_run():
-    """Every ```python block of the README, run as written in a fresh interpreter."""
+def _python_blocks() -> list[str]:
     blocks = re.findall(r"```python\n(.+?)\n```", README, flags=re.S)
     assert blocks, "the README has no Python example"
-    for block in blocks:
+    return blocks
+
+
+def _shown_output(block: str) -> list[str]:
+    """What a block says it prints: the text after ``# -> `` on each line, in order."""
+    return re.findall(r"#\s*->\s*(.*?)\s*$", block, flags=re.M)
+
+
+def _pinned_torch() -> str:
+    return re.search(r"^torch==(\S+)$", (ROOT / "constraints.txt").read_text(), re.M).group(1)
+
+
+def test_the_readme_python_examples_run_and_print_what_they_show():
+    """Every ```python block of the README, run as written in a fresh interpreter, prints each
+    ``# -> ...`` of its lines, in order (exactly on the pinned torch, whose output the README
+    shows; one line per print on the others)."""
+    import torch
+
+    for block in _python_blocks():
+        shown = _shown_output(block)
+        assert shown, f"this README example shows no output (# -> ...):\n{block}"
         out = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, check=False)
         assert out.returncode == 0, f"{block}\n{out.stderr}"
+        if torch.__version__.split("+")[0] == _pinned_torch():
+            assert out.stdout.splitlines() == shown
+        else:
+            assert len(out.stdout.splitlines()) == len(shown), out.stdout
+
+
+def test_what_the_readme_says_stock_torch_computes():
+    """The example's claim about stock torch, checked with the package out of the way."""
+    import torch
+
+    from torch_export_names.hook import suspended
+
+    block = _python_blocks()[0]
+    claim = re.search(r"stock torch, without this package, computes (tensor\(.+?\)) here", block)
+    assert claim, "the README example no longer says what stock torch computes"
+    namespace: dict = {}
+    exec(block.split("# 1.", 1)[0], namespace)  # the imports, the model and its arguments
+    model, args = namespace["model"], namespace["args"]
+    with suspended():
+        stock = torch.export.export(model, args).module()(*args)
+    assert str(stock) == claim.group(1)
+    assert not torch.equal(stock, model(*args))
