@@ -1,0 +1,59 @@
+"""Every command's --help starts with what it does, before its options."""
+
+import argparse
+
+import pytest
+
+from torch_export_names.tools import cli
+
+
+def _commands(parser: argparse.ArgumentParser, path=()):
+    """Every command path of the parser: (), ("doctor",), ("patch", "list"), ..."""
+    yield path
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*path, name))
+
+
+COMMANDS = list(_commands(cli._parser()))
+
+
+def test_every_command_is_listed():
+    assert {" ".join(c) for c in COMMANDS} >= {
+        "",
+        "doctor",
+        "patch",
+        "patch list",
+        "patch status",
+        "patch verify",
+        "patch apply",
+        "patch revert",
+        "run",
+    }
+
+
+def _help(capsys, *path: str) -> str:
+    with pytest.raises(SystemExit) as exit:
+        cli.main([*path, "--help"])
+    assert exit.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda c: " ".join(c) or "torch-export-names")
+def test_help_starts_with_what_the_command_does(capsys, path):
+    text = _help(capsys, *path)
+    assert text.startswith(f"usage: {' '.join(['torch-export-names', *path])}")
+    # The paragraph after the usage lines: a sentence, not the list of options.
+    description = text.split("\n\n")[1]
+    assert description[0].isupper() and not description.endswith(":"), text
+    assert not description.startswith(("options", "positional arguments")), text
+
+
+def test_a_subcommand_description_is_its_line_in_the_parents_list(capsys):
+    """The summary a parent's --help lists for a command is how the command's own starts."""
+    verify = _help(capsys, "patch", "verify").split("\n\n")[1]
+    listed = _help(capsys, "patch")
+    summary = "run the reproductions and the patch's tests on the torch with the patch and without it"
+    assert verify.replace("\n", " ").startswith(summary[0].upper() + summary[1:])
+    assert " ".join(listed.split()).count(summary) == 1
