@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -142,7 +143,8 @@ def _report(patched_checks, stock_checks):
     from torch_export_names.tools.torch_patch.verify import Check, Report, Run
 
     def run(label, rows):
-        return Run(label, {}, tuple(Check(*row) for row in rows))
+        torch = {"fx_graph_file": "graph.py", "records_assigned_names": True, "hook_installed": False}
+        return Run(label, torch, tuple(Check(*row) for row in rows))
 
     return Report("0", "site", "patch", run("patched", patched_checks), run("unpatched", stock_checks))
 
@@ -160,6 +162,52 @@ def test_a_guard_that_fails_without_the_patch_or_looks_different_with_it_fails_t
     ]
     patched_fails = _report([("guard", "g", False, "NameError: name 'L' is not defined")], [same])
     assert patched_fails.problems == ["with the patch, guard g fails: NameError: name 'L' is not defined"]
+
+
+def _summary_counts(text: str) -> int:
+    """How many checks the summary's lines for the run without the patch account for: each
+    line's "M of N" (the checks that ran) and ", K skipped"."""
+    summary = " ".join(text.split("without it, ", 1)[1].split("verdict:")[0].split())
+    ran = sum(int(n) for n in re.findall(r"\b\d+ of (\d+) (?:pass|fail)", summary))
+    return ran + sum(int(n) for n in re.findall(r", (\d+) skipped", summary))
+
+
+def test_verify_report_fits_100_columns_and_its_summary_counts_every_check(report):
+    text = report.format()
+    assert [line for line in text.splitlines() if len(line) > 100] == []
+    assert f"without it, {len(report.baseline.checks)} checks:" in text
+    assert _summary_counts(text) == len(report.baseline.checks)
+    # Every check has its row (a carried test's under its class).
+    for c in report.patched.checks:
+        assert c.name.split(".")[-1] in text, c.name
+
+
+def test_verify_summary_names_the_entry_points_that_pass_without_the_patch_and_why(report):
+    from torch_export_names.tools.torch_patch.verify import BUILT_ANEW
+
+    passing = [c.name for c in report.baseline.checks if c.kind == "entry" and c.ok]
+    assert set(passing) <= set(BUILT_ANEW)
+    text = " ".join(report.format().split())
+    if passing:
+        assert f"{len(passing)} pass, as expected: " in text
+        assert "build their graphs anew, recording every name they give" in text
+        assert all(name in text.split("as expected: ")[1] for name in passing)
+
+
+def test_verify_summary_names_an_entry_point_passing_without_the_patch_unexpectedly():
+    rows = [("entry", "torch.export.export", True), ("entry", "torch.export.load", True)]
+    text = " ".join(_report(rows, rows).format().split())
+    assert "entry points: 0 of 2 fail" in text
+    assert "1 pass, as expected: torch.export.load build" in text
+    assert "1 pass, not known to build their graphs anew: torch.export.export" in text
+
+
+def test_verify_report_wraps_a_long_check_name_and_detail_within_100_columns():
+    name = "TestExportNodeNames.test_" + "x" * 110
+    rows = [("test", name, True), ("case", "c", True, "long detail " * 30)]
+    text = _report(rows, [("test", name, False, "E " * 80), ("case", "c", False, "d")]).format()
+    assert [line for line in text.splitlines() if len(line) > 100 and "x" * 100 not in line] == []
+    assert "without it, 2 checks:" in text and _summary_counts(text) == 2
 
 
 def test_verdict_is_pass(report):

@@ -24,12 +24,14 @@ undone. A torch modified in any other way is refused.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 import torch_export_names
@@ -41,6 +43,9 @@ __all__ = ["Check", "Report", "Run", "VerifyError", "verify"]
 
 # The directory holding the torch_export_names package the child must import.
 _PACKAGE_PARENT = Path(torch_export_names.__file__).resolve().parent.parent
+
+
+WIDTH = 100  # columns of ``Report.format``
 
 
 class VerifyError(RuntimeError):
@@ -123,21 +128,13 @@ class Report:
             },
         }
 
-    def format(self) -> str:
-        base = {(c.kind, c.name): c for c in self.baseline.checks} if self.baseline else {}
-
-        def cell(check: Check | None) -> str:
-            if check is None:
-                return ""
-            shown = check.detail and (check.ok is not True or check.kind == "guard")
-            return check.status + (f" ({_short(check.detail)})" if shown else "")
-
-        rows = [("check", "with patch", "without patch" if self.baseline else "")]
-        for c in self.patched.checks:
-            rows.append((f"{c.kind} {c.name}", cell(c), cell(base.get((c.kind, c.name)))))
-        width = max(len(r[0]) for r in rows)
-        width2 = max(len(r[1]) for r in rows)
-        lines = [
+    def format(self, width: int = WIDTH) -> str:
+        """The report for a terminal: no line longer than ``width`` (but for a path or a word
+        longer than that); every check, grouped by kind, then a summary that accounts for
+        every check run without the patch."""
+        wrap = functools.partial(textwrap.wrap, width=width, break_long_words=False, break_on_hyphens=False)
+        torch = self.patched.torch
+        head = [
             f"torch {self.torch_version} at {self.site}",
             f"patch {self.patch}",
             (
@@ -146,32 +143,151 @@ class Report:
                 else "the torch there already carries the patch: the patched run used it, "
                 "the run without the patch an overlay with the patch undone"
             ),
-            f"patched torch imported from {self.patched.torch['fx_graph_file']} "
-            f"(records assigned node names: {self.patched.torch['records_assigned_names']}, "
-            f"Graph._keep_parameter_names: {self.patched.torch.get('keeps_parameter_names')}, "
-            f"hook installed: {self.patched.torch['hook_installed']}, "
-            f"code-generator guard: {self.patched.torch.get('codegen_guard_installed')})",
-            "",
+            f"patched torch imported from {torch['fx_graph_file']} "
+            f"(records assigned node names: {torch['records_assigned_names']}, "
+            f"Graph._keep_parameter_names: {torch.get('keeps_parameter_names')}, "
+            f"hook installed: {torch['hook_installed']}, "
+            f"code-generator guard: {torch.get('codegen_guard_installed')})",
         ]
-        lines += [f"{a:<{width}}  {b:<{width2}}  {c}".rstrip() for a, b, c in rows]
-        n = sum(c.ok is True for c in self.patched.checks)
-        summary = f"with the patch: {n} of {len(self.patched.checks)} checks pass"
-        if self.baseline:
-            shown = [c for c in self.baseline.checks if c.kind in ("case", "test")]
-            failing = sum(c.ok is False for c in shown)
-            summary += f"; without it: {failing} of {len(shown)} cases and tests fail"
-            guards = [c for c in self.baseline.checks if c.kind == "guard"]
-            summary += f", {sum(c.ok is True for c in guards)} of {len(guards)} guards pass"
-        lines += [
-            "",
-            summary,
-            "verdict: " + ("PASS" if self.ok else "FAIL\n  " + "\n  ".join(self.problems)),
-        ]
+        lines = [line for text in head for line in wrap(text, subsequent_indent="  ")]
+        lines += ["", *self._table(width, wrap), "", *self._summary(wrap)]
+        lines.append("verdict: " + ("PASS" if self.ok else "FAIL"))
+        for problem in self.problems:
+            lines += wrap(problem, initial_indent="  ", subsequent_indent="    ")
         return "\n".join(lines)
 
+    def _table(self, width: int, wrap) -> list[str]:
+        """One section per kind of check; a row per check: its name, then pass/fail/skip with
+        the patch and without it; under it, what the checks said where that matters."""
+        base = {(c.kind, c.name): c for c in self.baseline.checks} if self.baseline else {}
+        sections: dict[str, list[Check]] = {}
+        for c in self.patched.checks:
+            sections.setdefault(c.kind, []).append(c)
+        rows = [(4 if cls else 2) + len(name) for cls, name in map(_row_name, self.patched.checks)]
+        column = min(max(rows, default=0), width - len("  pass  without"))
+        lines = [f"{'check':<{column}}  with  without"]
+        for kind, checks in sections.items():
+            lines.append(_SECTIONS.get(kind, kind))
+            group = None
+            for c in checks:
+                cls, name = _row_name(c)
+                indent = "    " if cls else "  "
+                if cls and cls != group:
+                    lines.append(f"  {cls}")
+                group = cls
+                b = base.get((c.kind, c.name))
+                cells = f"{c.status}  {b.status if b else '':<7}".rstrip()
+                if len(indent) + len(name) <= column:
+                    lines.append(f"{indent + name:<{column}}  {cells}")
+                else:  # a name too long for the column: the outcomes on a line of their own
+                    lines += [indent + name, f"{'':<{column}}  {cells}"]
+                lines += [
+                    line
+                    for text in _details(c, b)
+                    for line in wrap(text, initial_indent="      ", subsequent_indent="        ")
+                ]
+        return lines
 
-def _short(text: str, limit: int = 90) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    def _summary(self, wrap) -> list[str]:
+        """Every check of both runs counted: with the patch, and without it by kind, with the
+        entry points that pass without the patch named, and why that is expected."""
+        n = sum(c.ok is True for c in self.patched.checks)
+        lines = [
+            f"with the patch: {n} of {len(self.patched.checks)} checks pass" + _skipped(self.patched.checks)
+        ]
+        if self.baseline is None:
+            return lines + ["without it: not run (--no-baseline)"]
+        checks = self.baseline.checks
+        lines.append(f"without it, {len(checks)} checks:")
+
+        def count(kinds: tuple[str, ...], what: str, expect: bool, why: str) -> None:
+            group = [c for c in checks if c.kind in kinds]
+            if not group:
+                return
+            ran = [c for c in group if c.ok is not None]
+            as_expected = sum(c.ok is expect for c in ran)
+            verb = "pass" if expect else "fail"
+            text = f"{what}: {as_expected} of {len(ran)} {verb} ({why})" + _skipped(group)
+            unexpected = [c.name for c in ran if c.ok is not expect]
+            if unexpected:
+                text += f"; {'fail' if expect else 'pass'}: {', '.join(unexpected)}"
+            lines.extend(wrap(text, initial_indent="  ", subsequent_indent="    "))
+
+        count(("case", "test"), "cases and carried tests", False, "each shows the bug")
+        count(("detect",), "detection", False, "is_affected() finds this torch affected")
+        count(("guard",), "guards", True, "programs torch handles without the patch, shown the same")
+        entries = [c for c in checks if c.kind == "entry"]
+        if entries:
+            ran = [c for c in entries if c.ok is not None]
+            failing = [c for c in ran if c.ok is False]
+            text = (
+                f"entry points: {len(failing)} of {len(ran)} fail (unrecorded names in what they "
+                "return)" + _skipped(entries)
+            )
+            expected = [c.name for c in ran if c.ok and c.name in BUILT_ANEW]
+            if expected:
+                text += (
+                    f"; {len(expected)} pass, as expected: {_and(expected)} build their graphs "
+                    "anew, recording every name they give"
+                )
+            other = [c.name for c in ran if c.ok and c.name not in BUILT_ANEW]
+            if other:
+                text += f"; {len(other)} pass, not known to build their graphs anew: {_and(other)}"
+            lines.extend(wrap(text, initial_indent="  ", subsequent_indent="    "))
+        counted = ("case", "test", "detect", "guard", "entry")
+        others = [c for c in checks if c.kind not in counted]
+        if others:  # a kind this summary does not know: counted all the same
+            passed = sum(c.ok is True for c in others)
+            lines.extend(wrap(f"other checks: {passed} of {len(others)} pass", initial_indent="  "))
+        return lines
+
+
+# Headings of the table's sections, by kind of check.
+_SECTIONS = {
+    "case": "cases: the reproductions (each fails without the patch)",
+    "entry": "entry points: no unrecorded name in what each returns",
+    "guard": "guards: programs torch handles without the patch (pass in both runs, the same)",
+    "detect": "detection: the package's is_affected()",
+    "test": "tests the patch carries (each fails without the patch)",
+}
+
+# Entry points whose result has no unrecorded name on stock torch too: they build their graphs
+# anew (load from the serialized program, module() its top-level graph, unflatten a graph per
+# submodule), and building a graph node by node records every name.
+BUILT_ANEW = ("torch.export.load", "ExportedProgram.module()", "torch.export.unflatten")
+
+
+def _row_name(check: Check) -> tuple[str, str]:
+    """(test class, test) for a carried test ``Class.test_x``, listed under its class;
+    ("", name) for any other check."""
+    cls, dot, method = check.name.partition(".")
+    if dot and cls[:1].isupper() and method.startswith("test"):
+        return cls, method
+    return "", check.name
+
+
+def _details(mine: Check, base: Check | None) -> list[str]:
+    """What the two runs of one check said, where that matters: anything not a pass, and a
+    guard's outcome (what a caller sees), once if both runs saw the same."""
+
+    def shown(c: Check | None) -> bool:
+        return c is not None and bool(c.detail) and (c.ok is not True or c.kind == "guard")
+
+    if shown(mine) and shown(base) and base is not None and mine.detail == base.detail:
+        return [f"both: {mine.detail}"]
+    out = [f"with: {mine.detail}"] if shown(mine) else []
+    if shown(base) and base is not None:
+        out.append(f"without: {base.detail}")
+    return out
+
+
+def _skipped(checks) -> str:
+    skipped = sum(c.ok is None for c in checks)
+    return f", {skipped} skipped" if skipped else ""
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _package_path() -> list[Path]:
