@@ -469,3 +469,16 @@ def test_recompile_benchmark_writes_one_row_per_program_and_leaves_the_guard_in_
     assert [r["identical_code"] for r in rows] == [True, False, True]  # only the colliding one changes
     assert all(r["ratio"] > 0 for r in rows) and codegen_guard.is_installed()
     assert "| program |" in (tmp_path / "recompile.md").read_text()
+
+
+def test_startup_benchmark_times_run_and_the_env_var_and_checks_what_they_ran(tmp_path, capsys):
+    """``python -m benchmarks.startup`` on the workload that imports nothing: each way's start is
+    measured, run's program saw no torch, the ratio is written."""
+    from benchmarks import startup
+
+    assert startup.main(["--reps", "1", "--workloads", "empty", "--out", str(tmp_path)]) == 0
+    (result,) = json.loads((tmp_path / "startup.json").read_text())["workloads"]
+    assert set(result["figures"]) == {"env var", "run", "python"}
+    assert result["run_over_env_var"]["cpu_s"] > 0
+    assert result["commands"]["run"].endswith("run empty.py")
+    assert "| empty | run |" in (tmp_path / "startup.md").read_text()
