@@ -32,6 +32,8 @@ from ._warnings import PrivateStateMissing
 __all__ = [
     "PrivateStateMissing",
     "check",
+    "codegen_of",
+    "custom_builtins",
     "fresh_in",
     "fresh_name",
     "is_illegal",
@@ -47,6 +49,7 @@ __all__ = [
     "record",
     "record_all",
     "rename",
+    "reserve_in",
     "reserve_name",
     "restore_namespace",
     "split_suffix",
@@ -283,6 +286,25 @@ def namespace_restore(namespace, state: tuple[set, dict, dict]) -> None:
         mine.update(saved)
     namespace._base_count.clear()
     namespace._base_count.update(base_count)
+
+
+def codegen_of(graph: torch.fx.Graph):
+    """``graph``'s code generator (``graph._codegen``), read, never written."""
+    return graph._codegen
+
+
+def custom_builtins() -> dict:
+    """The globals torch.fx registers in every generated code, with their import statements
+    (``torch.fx.graph._custom_builtins``: name -> (import_str, obj))."""
+    custom = getattr(torch.fx.graph, "_custom_builtins", None)
+    if not isinstance(custom, dict):
+        raise PrivateStateMissing(f"torch {torch.__version__}: torch.fx.graph._custom_builtins is missing")
+    return custom
+
+
+def reserve_in(namespace, name: str) -> None:
+    """Mark ``name`` as handed out in ``namespace``, so ``create_name`` gives it to nothing."""
+    namespace._used_names.add(name)
 
 
 def is_used(namespace, name: str) -> bool:
