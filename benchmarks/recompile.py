@@ -7,12 +7,15 @@ Each program is recompiled with the guard (``codegen_guard``) and with torch's o
 medians is reported, from one run:
 
 - ``llama``: ``ep.module()`` of the Llama decoder of ``--layers`` layers (the pytree code
-  generator, a few hundred placeholders of parameters and buffers); no parameter collides.
+  generator, a few hundred placeholders of parameters and buffers).
 - ``synthetic``: a GraphModule of ``--nodes`` nodes (a chain of add/mul/relu/sub reading a node
-  halfway back), one placeholder; no parameter collides.
-- ``colliding``: the Llama module again, with its input called ``torch`` (the guard's slow path:
-  torch's code generated, then again with the parameter under a fresh name, then every use of
-  the global renamed).
+  halfway back), one placeholder.
+- ``AOT-style``: ``--inputs`` placeholders ``primals_1`` ... (numeric suffixes: every one is a
+  name another node could be given), summed with aten ops.
+
+Each in three forms: (a) as built; (b) its first input called like a global of fx's code that
+the body never writes (the code must stay torch's, at torch's cost); (c) its first input called
+``torch``, which every qualified op name reads (a real collision: the body is rewritten).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import json
 import operator
 import platform
+import re
 from pathlib import Path
 
 import torch
@@ -74,12 +78,43 @@ def measure(name: str, gm: torch.fx.GraphModule, reps: int) -> dict:
     }
 
 
+def aot_module(n_inputs: int) -> torch.fx.GraphModule:
+    """An AOTAutograd-style graph: ``primals_1`` ... ``primals_N`` summed with aten ops."""
+    graph = torch.fx.Graph()
+    inputs = [graph.placeholder(f"primals_{i}") for i in range(1, n_inputs + 1)]
+    total = inputs[0]
+    for node in inputs[1:]:
+        total = graph.call_function(torch.ops.aten.add.Tensor, (total, node))
+    graph.output((total,))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def with_first_input_called(gm: torch.fx.GraphModule, name: str) -> torch.fx.GraphModule:
+    """``gm`` with its first placeholder's target (and pytree argument name) ``name``: the
+    parameter of its ``forward`` (the benchmark's own module; no program is changed)."""
+    first = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    info = getattr(gm.graph._codegen, "pytree_info", None)
+    if info is not None and info.orig_args:
+        gm.graph._codegen.pytree_info = info._replace(
+            orig_args=[name if a == first.target else a for a in info.orig_args]
+        )
+    first.target = name
+    gm.recompile()
+    return gm
+
+
+def unread_global(gm: torch.fx.GraphModule) -> str:
+    """A global of fx's code that ``gm``'s body never writes (inf, nan, device): case (b)."""
+    return next(n for n in ("inf", "nan", "device") if not re.search(rf"(?<![\w.]){n}(?!\w)", gm.code))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.recompile", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--layers", type=int, default=16, help="Llama decoder layers (default 16)")
-    parser.add_argument("--nodes", type=int, default=1_000_000, help="synthetic graph nodes (default 1M)")
+    parser.add_argument("--nodes", type=int, default=20_000, help="synthetic graph nodes (default 20k)")
+    parser.add_argument("--inputs", type=int, default=3_000, help="primals_N inputs of the AOT graph (3000)")
     parser.add_argument("--reps", type=int, default=7, help="recompiles of each, in rotation (default 7)")
     parser.add_argument("--out", type=Path, default=None, help="write recompile.json and .md there")
     args = parser.parse_args(argv)
@@ -87,20 +122,30 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("the code-generator guard is not in place (importing torch_export_names puts it there)")
 
     model, inputs = build_llama(args.layers)
-    llama = export_llama(model, inputs).module()
-    rows = [measure(f"llama {args.layers} layers, ep.module()", llama, args.reps)]
-    # The guard's slow path: the input called ``torch``, which every qualified op name reads.
-    colliding = export_llama(model, inputs).module()
-    first = next(n for n in colliding.graph.nodes if n.op == "placeholder")
-    info = colliding.graph._codegen.pytree_info
-    colliding.graph._codegen.pytree_info = info._replace(
-        orig_args=["torch" if a == first.target else a for a in info.orig_args]
-    )
-    first.target = "torch"
-    rows.append(measure(f"llama {args.layers} layers, its input called torch", colliding, args.reps))
-    rows.append(
-        measure(f"synthetic, {args.nodes} nodes", synthetic_module(args.nodes), max(3, args.reps // 2))
-    )
+    programs = {
+        f"llama {args.layers} layers, ep.module()": lambda: export_llama(model, inputs).module(),
+        f"synthetic, {args.nodes} nodes": lambda: synthetic_module(args.nodes),
+        f"AOT-style, {args.inputs} primals_N inputs": lambda: aot_module(args.inputs),
+    }
+    rows = []
+    for program, make in programs.items():
+        plain = make()
+        rows.append(measure(f"{program}: (a) no input named like a global", plain, args.reps))
+        unread = unread_global(plain)
+        rows.append(
+            measure(
+                f"{program}: (b) an input called {unread}, never read as the global",
+                with_first_input_called(make(), unread),
+                args.reps,
+            )
+        )
+        rows.append(
+            measure(
+                f"{program}: (c) an input called torch, which every op reads",
+                with_first_input_called(make(), "torch"),
+                args.reps,
+            )
+        )
 
     result = {
         "torch": torch.__version__,

@@ -313,6 +313,8 @@ def test_to_folder_of_a_module_whose_argument_shadows_a_global_imports_and_compu
 def test_coloured_printing_of_a_colliding_argument_adds_no_warning_and_shows_the_plain_code():
     import re
 
+    if "colored" not in inspect.signature(torch.fx.GraphModule.print_readable).parameters:
+        pytest.skip(f"torch {torch.__version__} prints no coloured code")
     gm, _ = _traced("inf", "inf * math.inf + inf")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -437,7 +439,10 @@ def test_a_forward_whose_self_is_called_otherwise_exports_as_on_stock_torch():
     namespace: dict = {}
     exec("def forward(this, self):\n    return self * 2\n", namespace)
     model = type("Model", (torch.nn.Module,), {"forward": namespace["forward"]})()
-    ep = torch.export.export(model, (X,))  # raised SyntaxError (duplicate argument 'self')
     stock = _stock(lambda: torch.export.export(model, (X,)))
+    ep = outcome(lambda: torch.export.export(model, (X,)))  # raised SyntaxError (duplicate 'self')
+    if isinstance(stock, Exception):  # torch 2.4: export itself refuses it
+        assert type(ep) is type(stock)
+        return
     assert ep.graph_module.code == stock.graph_module.code
     assert type(outcome(ep.module)) is type(_stock(stock.module))
