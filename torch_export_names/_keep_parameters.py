@@ -234,14 +234,18 @@ def _suspects(code, namespace, risky: list[_Param], prologue: frozenset[str] | N
     """The risky parameters whose name the code may use for something else (step 2)."""
     found: list[_Param] = []
     to_scan: list[_Param] = []
+    own, prefixes = _codegen_locals()
     for p in risky:
         owners = {_ns.name_of(namespace, n) for n in p.nodes}
         if prologue is None or p.key in prologue:
             found.append(p)  # gen_fn_def's lines use the name too
+        elif p.key in owners:  # no other local or registered global has it: only a local the
+            if p.key in own or p.key.startswith(prefixes):  # generator writes itself can be it
+                to_scan.append(p)
         elif p.key not in owners and _ns.is_used(namespace, p.key) and p.key not in code.globals:
             if not _read_before_stored(code, namespace, p):
                 found.append(p)  # the local of another node, stored before the parameter is read
-        else:  # its own local, or a global registered or written out: does the body read it?
+        else:  # a global, registered or written out: does the body read it?
             to_scan.append(p)
     if to_scan:
         split = _split(code)
