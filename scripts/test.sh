@@ -18,7 +18,9 @@
 #   huggingface_hub and safetensors imports are optional; pyyaml comes with ExecuTorch).
 # transformers is an ordinary dependency (the Hugging Face architectures of the differential
 # corpus and of benchmarks/hf.py's smoke test, built from their configurations with random
-# weights: nothing is downloaded). Versions are pinned in constraints.txt.
+# weights: nothing is downloaded). onnx, onnxscript and onnxruntime are ordinary dependencies too
+# (tests/test_onnx.py: the ONNX exporter, torch.onnx.export(dynamo=True), as a client of the
+# hook). Versions are pinned in constraints.txt.
 #
 # Without these, the tests that need them skip, naming what is missing.
 set -uo pipefail
@@ -26,7 +28,8 @@ cd "$(dirname "$0")/.."
 
 pip install -q --no-deps tosa-tools==2026.5.0 || exit 1
 pip install -q --no-deps -c constraints.txt torchvision timm || exit 1
-pip install -q -c constraints.txt ".[executorch,test]" numpy pillow transformers || exit 1
+pip install -q -c constraints.txt ".[executorch,test]" numpy pillow transformers \
+  onnx onnxscript onnxruntime || exit 1
 
 # The two instruction-count tests under valgrind's callgrind (marker callgrind: minutes of CPU for
 # the benchmark harness, not the package) are left out; docs/development.md has their command.
