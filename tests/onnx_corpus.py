@@ -90,25 +90,30 @@ def _differential(name: str, **kwargs) -> Model:
     return Model(name, e.build, requires=e.requires, atol=max(e.atol, 1e-4), **kwargs)
 
 
-def _bert():
-    """Hugging Face BERT from a tiny config with random weights (nothing downloaded); its own
-    forward, ``input_ids`` and ``attention_mask``, batch and sequence dynamic."""
-    import torch
+def _hf(config_class: str, model_class: str):
+    """A Hugging Face model's own forward (``input_ids``, ``attention_mask``; batch and sequence
+    dynamic) from tests/differential.py's tiny config, random weights: nothing is downloaded. Not
+    differential's own Llama entry: its config comes from benchmarks/, which imports the package."""
 
-    import differential
+    def build():
+        import torch
 
-    differential._torchvision_shim.import_torchvision_if_installed()
-    import transformers
+        import differential
 
-    torch.manual_seed(0)
-    config = transformers.BertConfig(**differential.HF_TINY)
-    model = transformers.BertModel(config).eval()
+        differential._torchvision_shim.import_torchvision_if_installed()
+        import transformers
 
-    def inputs(k):
-        ids = torch.randint(0, 128, (2 + k, 6 + 2 * k), generator=torch.Generator().manual_seed(k))
-        return (ids, torch.ones_like(ids))
+        torch.manual_seed(0)
+        config = getattr(transformers, config_class)(**differential.HF_TINY, use_cache=False)
+        model = getattr(transformers, model_class)(config).eval()
 
-    return differential.Built(model, inputs, ({0: "AUTO", 1: "AUTO"}, {0: "AUTO", 1: "AUTO"}))
+        def inputs(k):
+            ids = torch.randint(0, 128, (2 + k, 6 + 2 * k), generator=torch.Generator().manual_seed(k))
+            return (ids, torch.ones_like(ids))
+
+        return differential.Built(model, inputs, ({0: "AUTO", 1: "AUTO"}, {0: "AUTO", 1: "AUTO"}))
+
+    return build
 
 
 def _plain_models() -> list[Model]:
@@ -121,8 +126,8 @@ def _plain_models() -> list[Model]:
         _differential("nn/EmbeddingBag"),
         _differential("nn/GRU"),
         _differential("torchvision/resnet18"),
-        _differential("hf/Llama-3.2-1B-forward"),
-        Model("hf/bert", _bert, requires="transformers"),
+        Model("hf/llama", _hf("LlamaConfig", "LlamaForCausalLM"), requires="transformers"),
+        Model("hf/bert", _hf("BertConfig", "BertModel"), requires="transformers"),
     ]
 
 
@@ -617,6 +622,9 @@ def main(argv=None) -> int:
         absent = sorted({str(config(n).model.requires) for n in skipped})
         print(f"skipped ({', '.join(absent)} missing): {skipped}")
     broken = [r for r in rows if any(r.problems.values()) and not r.config.model.known_issue]
+    if facts["stock"]["package_loaded"] or not facts["hook"]["hook_active"]:
+        print("the stock process loaded the package, or the hook process lacked the hook", file=sys.stderr)
+        return 1
     return 1 if broken else 0
 
 
