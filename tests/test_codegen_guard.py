@@ -446,3 +446,15 @@ def test_a_forward_whose_self_is_called_otherwise_exports_as_on_stock_torch():
         return
     assert ep.graph_module.code == stock.graph_module.code
     assert type(outcome(ep.module)) is type(_stock(stock.module))
+
+
+def test_a_rewrite_that_would_not_compile_leaves_torchs_code_and_warns_once(monkeypatch):
+    from torch_export_names import _keep_parameters
+
+    monkeypatch.setattr(_keep_parameters._Spellings, "of", lambda self, name: "1 +")
+    model = _model("x, inf", "x * math.inf + inf")  # the literal inf is a bare name: its line is checked
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gm = torch.fx.symbolic_trace(model)
+    assert len([w for w in caught if "code-generator guard" in str(w.message)]) == 1
+    assert gm.code == _stock(lambda: (gm.recompile(), gm.code)[1])

@@ -36,8 +36,10 @@ output and the name space torch used for it, and reads the graph without writing
    once more with the suspects under fresh names (placeholder stand-ins and a copy of the code
    generator: the graph is not written) and the fresh names are put back after the redirects.
 
-Every fresh name is checked against every word of the code and every parameter. The rewritten
-source is compiled before it is returned; any failure returns torch's own code (the caller warns).
+Every fresh name is checked against every word of the code and every parameter. A name followed
+by "." or "(" is replaced by a primary expression, which keeps the line's syntax; every other
+rewritten line, and all code generated anew, is compiled before it is returned; any failure
+returns torch's own code (the caller warns).
 """
 
 from __future__ import annotations
@@ -252,13 +254,15 @@ def _suspects(code, namespace, risky: list[_Param], prologue: frozenset[str] | N
         if split.body < 0:
             return found + to_scan
         bindings = _binding_lines(namespace, to_scan)
-        pattern = _words({p.key for p in to_scan})
-        hits = {
-            m.group()
-            for line in split.lines[split.body :]
-            for m in pattern.finditer(line)
-            if bindings.get(line.strip()) != m.group() or line.rstrip()[-len(m.group()) :] != m.group()
-        }
+        wanted = {p.key for p in to_scan}
+        body = "\n".join(split.lines[split.body :])
+        hits: set[str] = set()
+        for m in _words(wanted).finditer(body):  # one C-speed scan; stops once every name is seen
+            name = m.group()
+            if name not in hits and not _is_binding(body, m.start(), m.end(), bindings):
+                hits.add(name)
+                if hits == wanted:
+                    break
         found += [p for p in to_scan if p.key in hits]
     return found
 
@@ -301,29 +305,60 @@ def _redirected(code, split: _Code, namespace, params: _Parameters, suspects, ow
     body_start = split.body
     text = "\n".join(split.lines[body_start:])
     spellings = _Spellings(code, namespace, params, {p.key for p in suspects})
-    new_body = _rewrite(text, {p.key for p in suspects}, spellings, _binding_lines(namespace, suspects))
+    unsafe: set[int] = set()
+    bindings = _binding_lines(namespace, suspects)
+    new_body = _rewrite(text, {p.key for p in suspects}, spellings, bindings, unsafe)
     if new_body is None:
         return code
-    code.src = "\n".join([*split.lines[:body_start], new_body])
+    src = "\n".join([*split.lines[:body_start], new_body])
+    if unsafe:
+        new_lines = new_body.split("\n")
+        _compile_lines(src, [new_lines[i] for i in sorted(unsafe)])
+    code.src = src
     spellings.bind(code.globals)
-    _compile_check(code.src)
     return code
 
 
-def _rewrite(text: str, names: set[str], spellings, bindings: dict[str, str] | None = None) -> str | None:
+def _compile_lines(src: str, lines: list[str]) -> None:
+    """Raise SyntaxError unless the rewritten ``lines`` compile: each line of fx's body is a
+    statement of its own, so they are compiled together as a function body, and only if that
+    fails (a statement over several lines) is the whole source compiled."""
+    body = "\n".join("    " + _ANSI.sub("", line).strip() for line in lines)
+    try:
+        compile(f"def _():\n{body}\n", "<torch_export_names: rewritten lines>", "exec")
+    except SyntaxError:
+        _compile_check(src)
+
+
+def _rewrite(
+    text: str,
+    names: set[str],
+    spellings,
+    bindings: dict[str, str] | None = None,
+    unsafe: set[int] | None = None,
+) -> str | None:
     """``text`` with every use of ``names`` as a name (not a string, comment, attribute or keyword
     argument, nor a parameter on its binding line) spelled as ``spellings`` says; None if none."""
     out: list[str] = []
     last = 0
     changed = False
+    line_no, counted = 0, 0  # the line of ``counted``: for ``unsafe``, the numbers of checked lines
     for m in _scanner(tuple(sorted(names))).finditer(text):
         if m.group("skip") is not None:
             continue
         start, end = m.span("name")
-        if bindings and _is_binding(text, start, end, bindings):
-            continue
-        if _is_keyword_argument(text, start, end):
-            continue
+        # A name before "." or "(" is read (the common case: torch.ops..., getattr(...)), and a
+        # primary expression in its place keeps the line's syntax; only otherwise can it be a
+        # binding's right-hand side or a keyword argument's name, and the line is checked.
+        if text[end : end + 1] not in (".", "("):
+            if bindings and _is_binding(text, start, end, bindings):
+                continue
+            if _is_keyword_argument(text, start, end):
+                continue
+            if unsafe is not None:
+                line_no += text.count("\n", counted, start)
+                counted = start
+                unsafe.add(line_no)
         out += [text[last:start], spellings.of(_nfkc(m.group("name")))]
         last = end
         changed = True
