@@ -21,7 +21,7 @@ import unicodedata
 
 import torch
 import torch.fx
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from torch_export_names import hook
@@ -140,6 +140,7 @@ def test_generated_code_computes_what_the_interpreter_computes(example, seed):
 @given(graphs())
 def test_no_node_changes_while_another_thread_generates_code(example):
     graph, _ = example
+    assume(not isinstance(_stock_module(graph), SyntaxError))  # two targets Python reads as one
     gm = _module(graph)
     before = [(n.name, n.target) for n in graph.nodes]
     seen: list = []

@@ -267,3 +267,34 @@ def test_a_failing_repair_puts_every_name_back(monkeypatch, caplog):
     body, stock_body = ep.graph_module.while_loop_body_graph_0, stock.graph_module.while_loop_body_graph_0
     assert [n.name for n in body.graph.nodes] == [n.name for n in stock_body.graph.nodes]
     assert _input_names(ep) == _input_names(stock)
+
+
+@pytest.mark.parametrize("target", ["class", "self", "__debug__", "my-input"])
+def test_repair_legalizes_a_target_a_pass_set_on_a_recorded_placeholder(target):
+    """A pass may set only a placeholder's target (its name stays recorded): repair still
+    legalizes it, keeping the node's legal name, and the module builds again."""
+    model = torch.fx.symbolic_trace(_Add())
+    placeholder = [n for n in model.graph.nodes if n.op == "placeholder"][1]
+    placeholder.target = target
+    with suspended():
+        assert isinstance(outcome(model.recompile), SyntaxError)  # stock fx cannot build it
+    assert find_illegal_names(model) == ["y"]
+    assert repair(model).legalized == 1
+    assert find_illegal_names(model) == [] and placeholder.target == "y"
+    assert same_values(model(X, X), X + X)
+
+
+def test_repair_legalizes_a_placeholder_the_graph_named_self():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("self")
+    graph.output(graph.call_function(torch.neg, (x,)))
+    assert find_illegal_names(graph) == ["self"]
+    assert repair(graph).legalized == 1
+    assert find_illegal_names(graph) == [] and x.name == x.target != "self"
+    module = torch.fx.GraphModule(torch.nn.Module(), graph)
+    assert same_values(module(X), -X)
+
+
+class _Add(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y

@@ -235,9 +235,8 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
     """``record`` every node of ``graph``; returns how many names were new.
 
     Placeholders that cannot be a parameter of fx's generated code (``is_illegal``) are
-    appended to ``illegal`` if given, and keep their stale mapping until they are renamed, so a
-    later ``repair`` still finds them. Only names new to the name space or with a stale mapping
-    are checked: a name ``create_name`` handed out is fine. This is the loop the hook runs on
+    appended to ``illegal`` if given (every placeholder is checked: a pass may have set only its
+    target), and keep their mapping until they are renamed. This is the loop the hook runs on
     every exported graph: one pass, the name space looked up once, a name's suffix parsed only
     when it is new.
     """
@@ -246,12 +245,11 @@ def record_all(graph: torch.fx.Graph, illegal: list[torch.fx.Node] | None = None
     new = 0
     for node in graph.nodes:
         name = node.name
-        if obj_to_name.get(node) != name:
-            if node.op == "placeholder" and is_illegal(node):
-                if illegal is not None:
-                    illegal.append(node)
-            else:
-                obj_to_name[node] = name
+        if node.op == "placeholder" and is_illegal(node):  # however it got there (a pass may set
+            if illegal is not None:  # only the target): checked on every repair
+                illegal.append(node)
+        elif obj_to_name.get(node) != name:
+            obj_to_name[node] = name
         if name in used:
             continue
         used.add(name)
