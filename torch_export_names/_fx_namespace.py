@@ -34,6 +34,7 @@ __all__ = [
     "check",
     "codegen_of",
     "custom_builtins",
+    "stateless_codegens",
     "fresh_in",
     "fresh_name",
     "is_illegal",
@@ -289,6 +290,14 @@ def namespace_restore(namespace, state: tuple[set, dict, dict]) -> None:
 def codegen_of(graph: torch.fx.Graph):
     """``graph``'s code generator (``graph._codegen``), read, never written."""
     return graph._codegen
+
+
+def stateless_codegens() -> tuple[type, ...]:
+    """torch.fx's code generators whose function prologue names depend on nothing but whether
+    they have pytree information (``CodeGen``, ``_PyTreeCodeGen``; not ``_ExportCodeGen``,
+    whose prologue names the tree's leaves)."""
+    graph = torch.fx.graph
+    return tuple(c for c in (getattr(graph, "CodeGen", None), getattr(graph, "_PyTreeCodeGen", None)) if c)
 
 
 def custom_builtins() -> dict:

@@ -90,6 +90,11 @@ def _words(names: Iterable[str]) -> re.Pattern:
     return re.compile(rf"{_BEFORE}(?:{alternatives})(?!\w)")
 
 
+# (code generator class, without pytree_info) -> the names its gen_fn_def writes besides the
+# parameters, for torch's own code generators (_fx_namespace.stateless_codegens).
+_PROLOGUE_NAMES: dict[tuple[type, bool], frozenset[str]] = {}
+
+
 class _Param(NamedTuple):
     name: str  # as written in the generated code
     key: str  # as Python compiles it
@@ -140,7 +145,15 @@ class _Parameters:
         """The names ``gen_fn_def`` writes besides the parameters (``fx_pytree``, ``next``, ...),
         read from the code generator of this graph (a copy, given fresh names); None if unknown."""
         if not hasattr(self, "_prologue"):
-            self._prologue = self._read_prologue_names()
+            codegen = _ns.codegen_of(self.graph)
+            # torch's own code generators write the same names whatever the parameters: read once
+            key = (type(codegen), getattr(codegen, "pytree_info", None) is None)
+            names: frozenset[str] | None = _PROLOGUE_NAMES.get(key)
+            if names is None or key[0] not in _ns.stateless_codegens():
+                names = self._read_prologue_names()
+                if key[0] in _ns.stateless_codegens() and names is not None:
+                    _PROLOGUE_NAMES[key] = names
+            self._prologue = names
         return self._prologue
 
     def _read_prologue_names(self) -> frozenset[str] | None:
