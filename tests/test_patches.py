@@ -276,7 +276,7 @@ def test_doctor_reports_a_patched_torch(site_copy, monkeypatch):
     monkeypatch.setattr(doctor, "CASES", ())
     report = doctor.collect()
     assert report["torch_patched"] == PATCH.path.name
-    assert f"patched by `patches apply` ({PATCH.path.name})" in doctor.format_report(report)
+    assert f"patched by `patch apply` ({PATCH.path.name})" in doctor.format_report(report)
 
 
 def test_revert_restores_the_release_files(site_copy):

@@ -150,13 +150,3 @@ def test_create_name_never_returns_a_used_name_after_repair():
             fresh = _fx_namespace.fresh_name(m.graph, candidate)
             assert fresh not in taken
             taken.add(fresh)
-
-
-def test_reserve_node_names_is_a_deprecated_alias_of_record_node_names():
-    import torch_export_names
-
-    ep = torch.export.export(MulInput(), (torch.randn(3),))
-    unrecorded = require_unrecorded(ep, "mul_1")
-    with pytest.warns(torch_export_names.TorchExportNamesWarning, match="deprecated: call record_node_names"):
-        assert torch_export_names.reserve_node_names(ep) == len(unrecorded)
-    assert find_unrecorded_names(ep) == []

@@ -29,7 +29,6 @@ _EXPORTS = {
     "propagate_subgraph_names": "passes",
     "repair": "passes",
     "record_node_names": "passes",
-    "reserve_node_names": "passes",  # deprecated: record_node_names
     "is_affected": "_detect",
     "install": "hook",
     "installed": "hook",
@@ -78,5 +77,4 @@ if TYPE_CHECKING:
         propagate_subgraph_names,
         record_node_names,
         repair,
-        reserve_node_names,
     )

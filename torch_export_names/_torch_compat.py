@@ -9,25 +9,7 @@ from __future__ import annotations
 
 import torch.fx
 
-__all__ = ["forward_arg_names", "output_node"]
-
-
-def forward_arg_names(ep, entry) -> list[str] | None:
-    """The parameter names ``ep.module()`` gives the ``forward`` of ``entry`` (a
-    ``ModuleCallEntry`` of ``ep.module_call_graph``), None where torch keeps none.
-
-    ``ModuleCallSignature.forward_arg_names`` where torch has it; before that
-    (torch 2.4, 2.5) the top-level names are in ``ep.graph_module.meta``, and
-    submodules have none.
-    """
-    sig = entry.signature
-    if sig is None:
-        return None
-    if hasattr(sig, "forward_arg_names"):
-        return sig.forward_arg_names
-    if not entry.fqn:
-        return ep.graph_module.meta.get("forward_arg_names")
-    return None
+__all__ = ["output_node"]
 
 
 def output_node(graph: torch.fx.Graph) -> torch.fx.Node:

@@ -31,7 +31,6 @@ __all__ = [
     "propagate_subgraph_names",
     "repair",
     "record_node_names",
-    "reserve_node_names",
 ]
 
 
@@ -144,16 +143,6 @@ def _legalize(obj, graphs, illegal: dict[int, list[torch.fx.Node]]) -> int:
         if module is not None:
             module.recompile()
     return renamed
-
-
-def reserve_node_names(obj: Program, *, strict: bool = False) -> int:
-    """Deprecated name of ``record_node_names`` (it records names; it reserves nothing)."""
-    warn_once(
-        "deprecated-reserve_node_names",
-        "torch_export_names.reserve_node_names is deprecated: call record_node_names (same behaviour)",
-        stacklevel=3,
-    )
-    return record_node_names(obj, strict=strict)
 
 
 def legalize_node_names(obj: Program, *, strict: bool = False) -> int:

@@ -184,7 +184,7 @@ def format_report(report: dict[str, Any]) -> str:
         + {True: "yes (affected)", False: "no", None: f"cannot tell ({report['affected_error']})"}[
             report["affected"]
         ]
-        + (f"; patched by `patches apply` ({report['torch_patched']})" if report["torch_patched"] else ""),
+        + (f"; patched by `patch apply` ({report['torch_patched']})" if report["torch_patched"] else ""),
         "export hook in this process: "
         + (f"active (via {', '.join(report['hook']['sources'])})" if report["hook"]["active"] else "off")
         + "; the cases below measure torch without it",
