@@ -458,3 +458,22 @@ def test_a_rewrite_that_would_not_compile_leaves_torchs_code_and_warns_once(monk
         gm = torch.fx.symbolic_trace(model)
     assert len([w for w in caught if "code-generator guard" in str(w.message)]) == 1
     assert gm.code == _stock(lambda: (gm.recompile(), gm.code)[1])
+
+
+@pytest.mark.parametrize("names", [("x", "inf"), ("next", "iter"), ("args_iter", "y")])
+def test_the_boxed_code_generator_keeps_its_own_names_apart_from_the_parameters(names):
+    """aot_eager's boxed calling convention binds the parameters from ``args_list`` with
+    ``next(args_iter)``: a parameter called ``next``, ``iter`` or ``args_iter`` broke that prologue,
+    one called ``inf`` the body."""
+    boxed = getattr(torch.fx.graph, "_BoxedCodeGen", None)
+    if boxed is None:
+        pytest.skip(f"torch {torch.__version__} has no boxed code generator")
+    graph = torch.fx.Graph()
+    a, b = (graph.placeholder(n) for n in names)
+    graph.output(graph.call_function(torch.add, (graph.call_function(torch.mul, (a, math.inf)), b)))
+    graph._codegen = boxed()
+    expected = X * math.inf + X
+    stock = _stock(lambda: torch.fx.GraphModule(torch.nn.Module(), graph)([X, X]))
+    if _same(stock, expected):
+        not_reproduced(f"keeps the boxed code generator's names apart from parameters {names}")
+    assert _same(torch.fx.GraphModule(torch.nn.Module(), graph)([X, X]), expected)
