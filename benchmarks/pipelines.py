@@ -54,7 +54,7 @@ def hook(on: bool):
 
     With the hook on, the meter wraps the function the installed
     ``ExportedProgram.__init__`` calls after torch's own ``__init__``
-    (``torch_export_names.hook._repair_or_leave``: snapshot, repair, log), so
+    (``torch_export_names.hook._repair_or_leave``: repair, log), so
     it measures the hook's whole cost inside a pipeline (two clock reads per
     program of overhead).
     """

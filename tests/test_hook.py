@@ -436,13 +436,12 @@ def test_every_reproduction_passes_with_only_install_in_front(case):
 
 def test_hook_leaves_a_program_it_cannot_read_as_torch_built_it(monkeypatch):
     """A torch whose ExportedProgram lacks what the hook reads: export still works, one warning."""
-    import torch_export_names.hook as hook
-    from torch_export_names import TorchExportNamesWarning
+    from torch_export_names import TorchExportNamesWarning, _signature
 
     def unreadable(ep):
         raise AttributeError("'ModuleCallSignature' object has no attribute 'forward_arg_names'")
 
-    monkeypatch.setattr(hook, "_snapshot_program", unreadable)
+    monkeypatch.setattr(_signature, "_snapshot", unreadable)
     expected = _as_torch_returned_it(torch.export.export(CollidingInputs(), ARGS))
     with installed(), pytest.warns(TorchExportNamesWarning, match="cannot read this torch's ExportedProgram"):
         ep = torch.export.export(CollidingInputs(), ARGS)

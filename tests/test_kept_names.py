@@ -269,6 +269,31 @@ def test_a_failing_repair_puts_every_name_back(monkeypatch, caplog):
     assert _input_names(ep) == _input_names(stock)
 
 
+def test_repair_called_directly_is_all_or_nothing(monkeypatch):
+    """``repair`` keeps its own way back (the hook only calls it): a step failing after names were
+    recorded and subgraph placeholders renamed raises, with every name, name space and signature
+    as before."""
+    from torch_export_names import _fx_namespace
+
+    propagate = _hops.propagate
+
+    def propagate_then_fail(graphs):
+        propagate(graphs)
+        raise RuntimeError("injected failure")
+
+    with suspended():
+        ep = torch.export.export(WhileInfOperand(), (torch.tensor(0), X))
+    graphs = [m.graph for m in ep.graph_module.modules() if isinstance(m, torch.fx.GraphModule)]
+    before = [([(n.name, n.target) for n in g.nodes], _fx_namespace.namespace_state(g)) for g in graphs]
+    inputs = _input_names(ep)
+    monkeypatch.setattr(_hops, "propagate", propagate_then_fail)
+    with pytest.raises(RuntimeError, match="injected failure"):
+        repair(ep)
+    after = [([(n.name, n.target) for n in g.nodes], _fx_namespace.namespace_state(g)) for g in graphs]
+    assert after == before and _input_names(ep) == inputs
+    assert find_unrecorded_names(ep) != []  # nothing of the repair stayed
+
+
 @pytest.mark.parametrize("target", ["class", "self", "__debug__", "my-input"])
 def test_repair_legalizes_a_target_a_pass_set_on_a_recorded_placeholder(target):
     """A pass may set only a placeholder's target (its name stays recorded): repair still

@@ -18,11 +18,10 @@ generated code.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import functools
 import keyword
 import threading
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import torch.fx
 
@@ -31,6 +30,7 @@ from ._warnings import PrivateStateMissing
 
 __all__ = [
     "PrivateStateMissing",
+    "Rollback",
     "check",
     "codegen_of",
     "custom_builtins",
@@ -54,7 +54,6 @@ __all__ = [
     "reserve_name",
     "restore_namespace",
     "split_suffix",
-    "undo_log",
 ]
 
 
@@ -186,24 +185,39 @@ def fresh_name(graph: torch.fx.Graph, candidate: str) -> str:
     return name
 
 
-_undo = threading.local()  # .log: list of (node, name, target) while an undo_log() is open
+_undo = threading.local()  # .log: list of (node, name, target) while a Rollback is open
 
 
-@contextlib.contextmanager
-def undo_log() -> Iterator[list]:
-    """Collect ``(node, old name, old target)`` for every ``rename`` in this thread.
+class Rollback:
+    """What puts graphs' names back as they were: copies of each name space's containers, taken
+    up front, and ``(node, old name, old target)`` for every ``rename`` made in this thread while
+    it is open (the cost of the renames, not of a copy of every node's name).
 
-    With ``namespace_state``, what the hook needs to put a program back if a
-    repair fails, at the cost of the renames rather than of a copy of every
-    node's name.
+        with Rollback(graphs) as rollback:
+            try:
+                ...  # record, rename
+            except BaseException:
+                rollback.undo()
+                raise
     """
-    outer = getattr(_undo, "log", None)
-    log: list[tuple[torch.fx.Node, str, object]] = []
-    _undo.log = log
-    try:
-        yield log
-    finally:
-        _undo.log = outer
+
+    def __init__(self, graphs: Iterable[torch.fx.Graph]) -> None:
+        self._states = [(g, namespace_state(g)) for g in graphs]
+        self._log: list[tuple[torch.fx.Node, str, object]] = []
+        self._outer: list | None = None
+
+    def __enter__(self) -> Rollback:
+        self._outer = getattr(_undo, "log", None)
+        _undo.log = self._log
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _undo.log = self._outer
+
+    def undo(self) -> None:
+        """Every logged rename undone, every name space as it was."""
+        for graph, state in self._states:
+            restore_namespace(graph, state, self._log)
 
 
 def namespace_state(graph: torch.fx.Graph):

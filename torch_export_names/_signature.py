@@ -9,7 +9,7 @@ are never changed.
 
 from __future__ import annotations
 
-__all__ = ["rename_in_program"]
+__all__ = ["Unreadable", "rename_in_program", "restore", "snapshot"]
 
 
 def rename_in_program(ep, renames: dict[str, str]) -> None:
@@ -32,3 +32,33 @@ def rename_in_program(ep, renames: dict[str, str]) -> None:
         for arg in (*entry.signature.inputs, *entry.signature.outputs):
             if getattr(arg, "name", None) in renames:
                 arg.name = renames[arg.name]
+
+
+class Unreadable(RuntimeError):
+    """This torch's ExportedProgram is not what the package knows how to read."""
+
+
+def snapshot(ep):
+    """The names in ``ep``'s signatures that a rename changes, for ``restore``; raises
+    ``Unreadable`` if this torch's program does not have them where the package looks."""
+    try:
+        return _snapshot(ep)
+    except Exception as e:
+        raise Unreadable(f"{type(e).__name__}: {e}") from e
+
+
+def _snapshot(ep):
+    sig = ep.graph_signature
+    named = [s.arg for s in (*sig.input_specs, *sig.output_specs) if hasattr(s.arg, "name")]
+    entries = [e for e in ep.module_call_graph if e.signature is not None]
+    named += [a for e in entries for a in (*e.signature.inputs, *e.signature.outputs) if hasattr(a, "name")]
+    return [(a, a.name) for a in named], [(s, s.target) for s in sig.output_specs]
+
+
+def restore(ep, snap) -> None:
+    """Put back what ``snapshot`` saw."""
+    args, outputs = snap
+    for arg, name in args:
+        arg.name = name
+    for spec, target in outputs:
+        spec.target = target

@@ -57,78 +57,38 @@ def _effective_strict() -> bool:
     return _strict if local is None else local
 
 
-def _snapshot_program(ep):
-    """The names in ``ep``'s signatures, which a repair renames with a placeholder it renames,
-    for ``_restore_program``."""
-    sig = ep.graph_signature
-    named = [s.arg for s in (*sig.input_specs, *sig.output_specs) if hasattr(s.arg, "name")]
-    entries = [e for e in ep.module_call_graph if e.signature is not None]
-    named += [a for e in entries for a in (*e.signature.inputs, *e.signature.outputs) if hasattr(a, "name")]
-    return [(a, a.name) for a in named], [(s, s.target) for s in sig.output_specs]
-
-
-def _restore_program(ep, snap) -> None:
-    """Put back what ``_snapshot_program`` saw."""
-    args, outputs = snap
-    for arg, name in args:
-        arg.name = name
-    for spec, target in outputs:
-        spec.target = target
-
-
 def _repair_or_leave(ep) -> None:
-    """``repair`` ``ep``; on any failure put it back exactly as torch built it.
-
-    What is saved up front is the name-space containers of each graph (set
-    and dict copies) and the names in the program's signatures; node renames
-    are logged as ``repair`` makes them, so keeping the way back costs a copy
-    of three containers, not a pass over the nodes.
-    """
-    from . import _fx_namespace as ns
-    from .passes import _graph_modules, repair
+    """``repair`` ``ep`` and log it; a repair that fails has put the program back as torch built
+    it (``repair`` is all or nothing), and is logged (raised under ``strict``)."""
+    from ._signature import Unreadable
+    from .passes import repair
 
     strict = _effective_strict()
     try:
-        graphs = _graph_modules(ep)
-        states = [(mod, g, ns.namespace_state(g)) for _, mod, g in graphs]
-        ep_snap = _snapshot_program(ep)
-    except ns.PrivateStateMissing:
-        graphs, states, ep_snap = [], None, None  # repair() below warns once and changes nothing
-    except Exception as e:  # this torch's ExportedProgram is not what the hook knows: touch nothing
+        report = repair(ep, strict=strict)
+    except Unreadable as e:  # this torch's ExportedProgram is not what the hook knows: untouched
         if strict:
             raise
         from ._warnings import warn_once
 
         warn_once(
             "hook-snapshot",
-            f"torch_export_names: the export hook cannot read this torch's ExportedProgram "
-            f"({type(e).__name__}: {e}); programs are left as torch returns them.",
+            f"torch_export_names: the export hook cannot read this torch's ExportedProgram ({e}); "
+            "programs are left as torch returns them.",
         )
         return
-    with ns.undo_log() as renames:
-        try:
-            report = repair(ep, strict=strict)
-            error = None
-        except Exception as e:
-            if strict:
-                raise
-            error = e
-    if error is not None:
-        for mod, g, state in states or ():
-            ns.restore_namespace(g, state, renames)
-            if mod is not None:
-                mod.recompile()
-        _restore_program(ep, ep_snap)
+    except Exception as e:
+        if strict:
+            raise
         logger.warning(
             "torch_export_names: repair failed (%s: %s); the ExportedProgram is left as torch returned it",
-            type(error).__name__,
-            error,
+            type(e).__name__,
+            e,
         )
         return
     logger.debug(
-        "torch_export_names: repaired an ExportedProgram of %d graph(s): recorded %d names, named %d "
-        "subgraph placeholders after their operands, legalized %d placeholders",
-        len(graphs),
+        "torch_export_names: repaired an ExportedProgram: recorded %d names, named %d subgraph "
+        "placeholders after their operands, legalized %d placeholders",
         *report,
     )
 

@@ -193,7 +193,8 @@ def repair(obj: Program, *, strict: bool = False) -> RepairReport:
     In one pass over the nodes of every graph, ``record_node_names`` (so the
     renames below draw fresh names) and ``legalize_node_names``; then
     ``propagate_subgraph_names``. Afterwards ``find_unrecorded_names(obj)`` and
-    ``find_illegal_names(obj)`` are empty. Modifies ``obj`` in place.
+    ``find_illegal_names(obj)`` are empty. Modifies ``obj`` in place, all or nothing: if any
+    step fails, every name, name space and signature is put back and the error raised.
 
     Also puts the code-generator guard in place for this process (``codegen_guard``;
     importing the package does too), so that code generated for the program, now or after
@@ -202,6 +203,23 @@ def repair(obj: Program, *, strict: bool = False) -> RepairReport:
     graphs = _checked_graphs(obj, strict, "repair")
     if graphs is None:
         return RepairReport(0, 0, 0)
+    program = _signature.snapshot(obj) if isinstance(obj, torch.export.ExportedProgram) else None
+    with _ns.Rollback(graph for _, _, graph in graphs) as rollback:
+        try:
+            report = _repair(obj, graphs)
+        except BaseException:
+            rollback.undo()
+            for _, module, _ in graphs:
+                if module is not None:
+                    module.recompile()
+            if program is not None:
+                _signature.restore(obj, program)
+            raise
+    return report
+
+
+def _repair(obj: Program, graphs) -> RepairReport:
+    """``repair``'s work, once the way back is kept."""
     illegal: dict[int, list[torch.fx.Node]] = {}
     recorded = 0
     for i, (_, _, graph) in enumerate(graphs):
