@@ -70,7 +70,22 @@ _SKIP = (
     r"(?P<skip>\#[^\n]*|[rRbBuU]{0,2}(?:'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\""
     r"""|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"))"""
 )
-_BEFORE = r"(?:(?<![\w.])|(?<=\x1b\[[0-9]m)|(?<=\x1b\[[0-9][0-9]m))"
+_ANSI_BEFORE = re.compile(r"\x1b\[[0-9;]*m$")
+
+
+def _word_starts_at(text: str, start: int) -> bool:
+    """Whether a name found at ``text[start]`` is a whole name, not an attribute (after ".") nor the
+    end of a longer one; a colour code (print_readable(colored=True)) may stand just before it.
+    (Checked here rather than by a look-behind in the patterns: a pattern that starts with one
+    scans about fifty times slower.)"""
+    if start == 0:
+        return True
+    before = text[start - 1]
+    if before == ".":
+        return False
+    if before.isalnum() or before == "_":
+        return before == "m" and _ANSI_BEFORE.search(text, max(0, start - 12), start) is not None
+    return True
 
 
 def _nfkc(name: str) -> str:
@@ -81,13 +96,18 @@ def _nfkc(name: str) -> str:
 @functools.lru_cache(maxsize=256)
 def _scanner(names: tuple[str, ...]) -> re.Pattern:
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"{_SKIP}|{_BEFORE}(?P<name>{alternatives})(?!\w)")
+    return re.compile(rf"{_SKIP}|(?P<name>{alternatives})(?!\w)")
 
 
 def _words(names: Iterable[str]) -> re.Pattern:
-    """A quick test: does any of ``names`` occur as a word (strings and comments included)?"""
-    alternatives = "|".join(re.escape(n) for n in names)
-    return re.compile(rf"{_BEFORE}(?:{alternatives})(?!\w)")
+    """``names`` where they end a word (strings and comments included); ``_word_starts_at`` tells
+    whether a match starts one."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?:{alternatives})(?!\w)")
+
+
+def _has_word(pattern: re.Pattern, text: str) -> bool:
+    return any(_word_starts_at(text, m.start()) for m in pattern.finditer(text))
 
 
 # (code generator class, without pytree_info) -> the names its gen_fn_def writes besides the
@@ -124,14 +144,15 @@ class _Parameters:
         for p in self.params:
             if p.key == "self":  # the generator's own first parameter: nothing else can be it
                 continue
+            nodes = p.nodes
             if (
                 p.key in refused
                 or p.key in own
-                or p.key.startswith(prefixes)
+                or len(nodes) != 1
+                or nodes[0].name != p.name
                 or p.key != p.name
-                or not p.nodes
-                or any(n.name != p.name for n in p.nodes)
-                or _ns.split_suffix(p.key)[1] is not None
+                or p.key.rpartition("_")[2].isdigit()  # a numeric suffix (split_suffix, inlined)
+                or (prefixes and p.key.startswith(prefixes))
             ):
                 risky.append(p)
             else:
@@ -270,11 +291,14 @@ def _suspects(code, namespace, risky: list[_Param], prologue: frozenset[str] | N
         wanted = {p.key for p in to_scan}
         body = "\n".join(split.lines[split.body :])
         hits: set[str] = set()
-        for m in _words(wanted).finditer(body):  # one C-speed scan; stops once every name is seen
+        present = {name for name in wanted if name in body}  # a substring test first: C speed
+        for m in _words(present).finditer(body) if present else ():  # stops once all are seen
             name = m.group()
-            if name not in hits and not _is_binding(body, m.start(), m.end(), bindings):
+            if name in hits or not _word_starts_at(body, m.start()):
+                continue
+            if not _is_binding(body, m.start(), m.end(), bindings):
                 hits.add(name)
-                if hits == wanted:
+                if hits == present:
                     break
         found += [p for p in to_scan if p.key in hits]
     return found
@@ -295,7 +319,7 @@ def _read_before_stored(code, namespace, p: _Param) -> bool:
         if stripped in bindings:
             pending -= 1
             continue
-        if pattern.search(line):
+        if _has_word(pattern, line):
             return False
         if not pending:
             return True
@@ -360,6 +384,8 @@ def _rewrite(
         if m.group("skip") is not None:
             continue
         start, end = m.span("name")
+        if not _word_starts_at(text, start):
+            continue
         # A name before "." or "(" is read (the common case: torch.ops..., getattr(...)), and a
         # primary expression in its place keeps the line's syntax; only otherwise can it be a
         # binding's right-hand side or a keyword argument's name, and the line is checked.
@@ -432,7 +458,7 @@ class _Spellings:
             if (
                 candidate not in self.taken
                 and candidate.isidentifier()
-                and not _words([candidate]).search(self.words)
+                and not _has_word(_words([candidate]), self.words)
             ):
                 self.taken.add(candidate)
                 return candidate
@@ -557,7 +583,9 @@ def _regenerated(graph, params: _Parameters, suspects: list[_Param], namespace, 
         _ns.namespace_restore(namespace, before)
         return stock
     back = {new: old for old, new in fresh.items()}
-    code.src = _words(back).sub(lambda m: back[m.group()], src)
+    code.src = _words(back).sub(
+        lambda m: back[m.group()] if _word_starts_at(m.string, m.start()) else m.group(), src
+    )
     spellings.bind(code.globals)
     _compile_check(code.src)
     if _parameters_of(code.src) != _parameters_of(stock.src):
