@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import keyword
 import math
 import operator
@@ -27,7 +28,7 @@ import torch.fx
 from ._suspension import suspended
 from ._warnings import PrivateStateMissing
 
-__all__ = ["can_be_parameter", "candidates", "codegen_names", "codegen_params"]
+__all__ = ["can_be_parameter", "candidates", "codegen_locals", "codegen_names", "codegen_params"]
 
 
 def _codegen_probe() -> torch.fx.Graph:
@@ -97,6 +98,25 @@ def codegen_names() -> frozenset[str]:
     """
     globals_, params = _probe()
     return globals_ | params | frozenset(keyword.kwlist)
+
+
+@functools.lru_cache(maxsize=None)
+def codegen_locals() -> tuple[frozenset[str], tuple[str, ...]]:
+    """Locals fx's code generator writes for itself (``_rf``) and the prefixes of those it
+    derives from node names (``_rf_<node>``), read from its output for a small probe graph with
+    profiler records (where this torch writes them), parsed with ``symtable``."""
+    if "record_func" not in inspect.signature(torch.fx.Graph.python_code).parameters:
+        return frozenset(), ()
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_function(torch.relu, (x,)))
+    with suspended():  # torch's own code generator
+        src = g.python_code("self", record_func=True).src
+    fn = symtable.symtable(src, "<probe>", "exec").get_children()[0]
+    assert isinstance(fn, symtable.Function)
+    own = set(fn.get_locals()) - set(fn.get_parameters()) - {"relu"}
+    prefixes = tuple(n[: -len("relu")] for n in own if n.endswith("_relu"))
+    return frozenset(n for n in own if not n.endswith("_relu")), prefixes
 
 
 def codegen_params() -> frozenset[str]:

@@ -35,7 +35,6 @@ __all__ = [
     "codegen_of",
     "custom_builtins",
     "stateless_codegens",
-    "fresh_in",
     "fresh_name",
     "is_illegal",
     "is_used",
@@ -336,15 +335,6 @@ def is_used(namespace, name: str) -> bool:
 def name_of(namespace, obj: object) -> str | None:
     """The name ``namespace`` gave ``obj``, if any."""
     return namespace._obj_to_name.get(obj)
-
-
-def fresh_in(namespace, candidate: str) -> str:
-    """A name ``namespace`` has not handed out, derived from ``candidate`` as ``create_name``
-    derives one, and now taken; never one of fx's code generator's own names (``self``)."""
-    name = namespace.create_name(candidate, None)
-    while name in codegen_names():
-        name = namespace.create_name(name, None)
-    return name
 
 
 def restore_names(graph: torch.fx.Graph, names: dict[torch.fx.Node, str]) -> None:

@@ -48,7 +48,6 @@ import ast
 import builtins
 import copy
 import functools
-import inspect
 import math
 import re
 import symtable
@@ -59,7 +58,7 @@ import torch
 import torch.fx
 
 from . import _fx_namespace as _ns
-from ._suspension import suspended
+from ._codegen_rule import codegen_locals
 
 __all__ = ["keep_parameters", "parameters_at_risk"]
 
@@ -139,7 +138,7 @@ class _Parameters:
     def risky(self) -> list[_Param]:
         """The parameters that could meet another name of the code (module docstring, step 1)."""
         refused = _ns.refused_names()
-        own, prefixes = _codegen_locals()
+        own, prefixes = codegen_locals()
         risky, rest = [], []
         for p in self.params:
             if p.key == "self":  # the generator's own first parameter: nothing else can be it
@@ -199,24 +198,6 @@ def _with_orig_args(codegen, rename: Callable[[str], str]):
     return copied
 
 
-@functools.lru_cache(maxsize=None)
-def _codegen_locals() -> tuple[frozenset[str], tuple[str, ...]]:
-    """Locals fx's code generator writes for itself (``_rf``) and the prefixes of those it
-    derives from node names (``_rf_<node>``), read from its output for a small probe graph."""
-    if "record_func" not in inspect.signature(torch.fx.Graph.python_code).parameters:
-        return frozenset(), ()
-    g = torch.fx.Graph()
-    x = g.placeholder("x")
-    g.output(g.call_function(torch.relu, (x,)))
-    with suspended():  # torch's own code generator
-        src = g.python_code("self", record_func=True).src
-    fn = symtable.symtable(src, "<probe>", "exec").get_children()[0]
-    assert isinstance(fn, symtable.Function)
-    own = set(fn.get_locals()) - set(fn.get_parameters()) - {"relu"}
-    prefixes = tuple(n[: -len("relu")] for n in own if n.endswith("_relu"))
-    return frozenset(n for n in own if not n.endswith("_relu")), prefixes
-
-
 def parameters_at_risk(graph: torch.fx.Graph) -> list[str]:
     """The parameters of ``graph``'s generated code that could meet another name of it."""
     return [p.name for p in _Parameters(graph).risky()]
@@ -226,8 +207,8 @@ class _Code(NamedTuple):
     """torch's generated code and where its parts are."""
 
     lines: list[str]
-    def_line: int  # index of the "def" line
     body: int  # index of the first body line (after gen_fn_def's lines); -1 if unknown
+    body_text: str  # those lines, joined
 
 
 def _split(code) -> _Code:
@@ -235,7 +216,7 @@ def _split(code) -> _Code:
     def_line = next(i for i, line in enumerate(lines) if line.startswith("def "))
     lineno_map = getattr(code, "_lineno_map", None)
     body = def_line + min(lineno_map) if lineno_map else -1
-    return _Code(lines, def_line, body)
+    return _Code(lines, body, "\n".join(lines[body:]) if body >= 0 else "")
 
 
 def keep_parameters(graph: torch.fx.Graph, namespace, generate: Callable[[], Any], regenerate) -> Any:
@@ -251,45 +232,49 @@ def keep_parameters(graph: torch.fx.Graph, namespace, generate: Callable[[], Any
         return generate()
     before = _ns.namespace_snapshot(namespace)
     code = generate()
-    suspects = _suspects(code, namespace, risky, params.prologue_names())
-    if not suspects:
-        return code
     split = _split(code)
     prologue = params.prologue_names()
-    own_locals = {p.key: {_ns.name_of(namespace, n) for n in p.nodes} for p in suspects}
+    suspects = _suspects(code, split, namespace, risky, prologue)
+    if not suspects:
+        return code
     if (
         split.body < 0
         or prologue is None
-        or any(p.key in prologue or p.key in own_locals[p.key] for p in suspects)
+        or any(p.key in prologue or p.key in _own_locals(namespace, p) for p in suspects)
     ):
         return _regenerated(graph, params, suspects, namespace, before, code, regenerate)
-    return _redirected(code, split, namespace, params, suspects, own_locals)
+    return _redirected(code, split, namespace, params, suspects)
 
 
-def _suspects(code, namespace, risky: list[_Param], prologue: frozenset[str] | None) -> list[_Param]:
+def _own_locals(namespace, p: _Param) -> set[str | None]:
+    """The locals the code generator's name space gave ``p``'s placeholders."""
+    return {_ns.name_of(namespace, n) for n in p.nodes}
+
+
+def _suspects(
+    code, split: _Code, namespace, risky: list[_Param], prologue: frozenset[str] | None
+) -> list[_Param]:
     """The risky parameters whose name the code may use for something else (step 2)."""
     found: list[_Param] = []
     to_scan: list[_Param] = []
-    own, prefixes = _codegen_locals()
+    own, prefixes = codegen_locals()
     for p in risky:
-        owners = {_ns.name_of(namespace, n) for n in p.nodes}
         if prologue is None or p.key in prologue:
             found.append(p)  # gen_fn_def's lines use the name too
-        elif p.key in owners:  # no other local or registered global has it: only a local the
-            if p.key in own or p.key.startswith(prefixes):  # generator writes itself can be it
+        elif p.key in _own_locals(namespace, p):  # no other local or registered global has it:
+            if p.key in own or p.key.startswith(prefixes):  # only one the generator writes itself
                 to_scan.append(p)
-        elif p.key not in owners and _ns.is_used(namespace, p.key) and p.key not in code.globals:
-            if not _read_before_stored(code, namespace, p):
+        elif _ns.is_used(namespace, p.key) and p.key not in code.globals:
+            if not _read_before_stored(split, namespace, p):
                 found.append(p)  # the local of another node, stored before the parameter is read
         else:  # a global, registered or written out: does the body read it?
             to_scan.append(p)
     if to_scan:
-        split = _split(code)
         if split.body < 0:
             return found + to_scan
         bindings = _binding_lines(namespace, to_scan)
         wanted = {p.key for p in to_scan}
-        body = "\n".join(split.lines[split.body :])
+        body = split.body_text
         hits: set[str] = set()
         present = {name for name in wanted if name in body}  # a substring test first: C speed
         for m in _words(present).finditer(body) if present else ():  # stops once all are seen
@@ -304,11 +289,10 @@ def _suspects(code, namespace, risky: list[_Param], prologue: frozenset[str] | N
     return found
 
 
-def _read_before_stored(code, namespace, p: _Param) -> bool:
+def _read_before_stored(split: _Code, namespace, p: _Param) -> bool:
     """Whether every read of parameter ``p`` (its binding lines) comes before any other line that
     uses its name: then another node's local of that name takes it only once the parameter is
     read, as Python runs the lines in order, and torch's code is right."""
-    split = _split(code)
     if split.body < 0:
         return False
     bindings = _binding_lines(namespace, [p])
@@ -337,10 +321,10 @@ def _binding_lines(namespace, params: Iterable[_Param]) -> dict[str, str]:
     }
 
 
-def _redirected(code, split: _Code, namespace, params: _Parameters, suspects, own_locals):
+def _redirected(code, split: _Code, namespace, params: _Parameters, suspects):
     """Step 3: every use of a suspect's name in the body but its binding line, redirected."""
     body_start = split.body
-    text = "\n".join(split.lines[body_start:])
+    text = split.body_text
     spellings = _Spellings(code, namespace, params, {p.key for p in suspects})
     unsafe: set[int] = set()
     bindings = _binding_lines(namespace, suspects)

@@ -51,11 +51,9 @@ def _wrapper(patch: Patch):
         if not patch.is_live(_python_code) or _suspension.active():
             _generated[self] = False
             return original(self, root_module, namespace, *args, **kwargs)
-        from . import _fx_namespace as _ns
         from ._keep_parameters import keep_parameters
 
         stock: list[Any] = []
-        before = _ns.namespace_snapshot(namespace)
 
         def generate():
             stock.append(original(self, root_module, namespace, *args, **kwargs))
@@ -68,8 +66,7 @@ def _wrapper(patch: Patch):
             code = keep_parameters(self, namespace, generate, regenerate)
         except Exception as e:  # noqa: BLE001 - never worse than torch: its own code stands
             _warn_failed(e)
-            if not stock:  # it failed before torch generated anything
-                _ns.namespace_restore(namespace, before)
+            if not stock:  # it failed before torch generated anything (it wrote nothing yet)
                 stock.append(original(self, root_module, namespace, *args, **kwargs))
             code = stock[0]
         _generated[self] = True
