@@ -1,4 +1,4 @@
-"""Real models exported on stock torch and under the hook must behave the same (tests/differential.py).
+"""Real models exported on stock torch and under the hook must behave the same (tests/differential/).
 
 The CI subset of the corpus (``Entry.ci``), run quick (``run_entry(quick=True)``); the whole corpus
 runs with ``python -m tests.differential --out docs/reports/differential.md``. Each model is compared once
@@ -29,7 +29,7 @@ def _results() -> dict:
     export is single-threaded Python; 2 workers take about half the time of one on 2 cores)."""
     names = [e.name for e in CI if not differential.missing_requirement(e)]
     jobs = min(2, os.cpu_count() or 1)
-    return {r.name: r for r in differential._run_all(names, quick=True, jobs=jobs, fresh=False)}
+    return {r.name: r for r in differential.run_all(names, quick=True, jobs=jobs, fresh=False)}
 
 
 def _result(name: str) -> differential.EntryResult:
@@ -109,7 +109,7 @@ def test_a_hook_that_changes_outputs_is_caught(monkeypatch):
             m.setattr(torch.export.ExportedProgram, "module", module)
             yield
 
-    monkeypatch.setattr(differential, "_hooked", doubling_hook)
+    monkeypatch.setattr(differential.runner, "_hooked", doubling_hook)
     result = differential.run_entry(_entry(lambda: torch.nn.Linear(3, 2)), variants=("static",), quick=True)
     bad = {d.check for d in result.differences if not d.allowed}
     assert {"outputs", "decompositions", "save/load"} <= bad, result.differences
@@ -124,7 +124,7 @@ def test_a_hook_that_warns_is_caught(monkeypatch):
         warnings.warn("a new warning", UserWarning)
         yield
 
-    monkeypatch.setattr(differential, "_hooked", warning_hook)
+    monkeypatch.setattr(differential.runner, "_hooked", warning_hook)
     result = differential.run_entry(_entry(lambda: torch.nn.ReLU()), variants=("kwargs",), quick=True)
     assert [d.check for d in result.differences] == ["warnings"]
     assert "a new warning" in result.differences[0].hook and not result.differences[0].allowed
@@ -158,7 +158,7 @@ def test_a_signature_difference_is_never_allowed(monkeypatch):
             m.setattr(torch.export.ExportedProgram, "module", lambda self, *a, **k: _Renamed())
             yield
 
-    monkeypatch.setattr(differential, "_hooked", renaming_hook)
+    monkeypatch.setattr(differential.runner, "_hooked", renaming_hook)
     result = differential.run_entry(_entry(_InfArgument, "inf-renamed"), variants=("static",), quick=True)
     if not any(d.check == "outputs" for d in result.differences):
         not_reproduced("computes an input called inf correctly")
