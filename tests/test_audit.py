@@ -16,7 +16,7 @@ import torch_export_names
 from torch_export_names import _fx_namespace
 from torch_export_names._bootstrap import ENV_VAR
 from torch_export_names._torch_compat import output_node
-from torch_export_names.audit import PATCHED, AuditEvent, AuditReport, Site, audited, is_active
+from torch_export_names.audit import PATCHED, AuditEvent, AuditReport, Site, audited, is_installed
 
 from helpers import add_named_node
 from models import MulInput
@@ -42,7 +42,7 @@ def test_importing_the_module_patches_nothing_and_imports_no_torch():
         "import sys, torch_export_names\n"
         "a = torch_export_names.audit  # an attribute of the package, loaded on first use\n"
         "assert 'torch' not in sys.modules, 'torch imported'\n"
-        "assert not a.is_active()\n"
+        "assert not a.is_installed()\n"
         "import torch.fx\n"
         "methods = [torch.fx.Graph.__dict__[n] for n in a.PATCHED]\n"
         "assert not any(hasattr(m, '__torch_export_names_patch__') for m in methods)\n"
@@ -56,9 +56,9 @@ def test_importing_the_module_patches_nothing_and_imports_no_torch():
 def test_block_puts_back_the_original_function_objects():
     before = _methods()
     with audited():
-        assert is_active()
+        assert is_installed()
         assert all(_methods()[n] is not before[n] for n in PATCHED)
-    assert not is_active()
+    assert not is_installed()
     assert _methods() == before and all(_methods()[n] is before[n] for n in PATCHED)
 
 
@@ -75,7 +75,7 @@ def test_nested_blocks_share_the_patch_and_both_see_creations(without_hook):
     with audited() as outer:
         with audited() as inner:
             add_named_node(first.graph, "mul")
-        assert is_active()  # the inner block closing leaves the outer one working
+        assert is_installed()  # the inner block closing leaves the outer one working
         add_named_node(second.graph, "mul")
     assert all(_methods()[n] is before[n] for n in PATCHED)
     assert len(inner.events) == 1 and len(outer.events) == 2
@@ -171,7 +171,7 @@ def _synthetic_report():
     for created, dup in (("mul_1", ("mul_1",)), ("add", ())):
         event = AuditEvent("at-risk", site, "create_node", 1, (created,), ("mul_1",), 1, duplicates=dup)
         report.events.append(event)
-    report.events.append(AuditEvent("at-risk", site, "node_copy", 1, ("neg",), ("inf",), 1, ("inf",), 1))
+    report.events.append(AuditEvent("at-risk", site, "node_copy", 1, ("neg",), ("inf",), 1, ("class",), 1))
     report.events.append(
         AuditEvent(
             "shared-target",
@@ -193,7 +193,7 @@ def test_table_format():
 torch-export-names audit (hook off): 3 at-risk creation(s), 1 duplicate(s), 1 shared placeholder target(s)
 kind           site (module:function:line)  api          count  created     duplicates  names at risk
 at-risk        my_pass:run:42               create_node  2      mul_1, add  mul_1       mul_1
-at-risk        my_pass:run:42               node_copy    1      neg                     inf, inf (illegal)
+at-risk        my_pass:run:42               node_copy    1      neg                     inf, class (illegal)
 shared-target  app:main:7                   create_node  1      c_1         target c""",
     )
 
@@ -213,7 +213,7 @@ def test_json_is_serializable_and_groups_sites():
         for s in data["sites"]
     ] == [
         ("at-risk", "create_node", 2, ["mul_1"], [], []),
-        ("at-risk", "node_copy", 1, [], [], ["inf"]),
+        ("at-risk", "node_copy", 1, [], [], ["class"]),
         ("shared-target", "create_node", 1, [], ["c"], []),
     ]
     assert data["events"][3]["sharing"] == ["c"]

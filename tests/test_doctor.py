@@ -10,7 +10,7 @@ import expecttest
 import pytest
 
 from torch_export_names.tools import doctor
-from torch_export_names.tools.cases import executorch_available
+from torch_export_names.tools.cases import executorch_missing
 
 from helpers import not_reproduced
 
@@ -32,7 +32,9 @@ def _without_versions(text: str) -> str:
     )
 
 
-@pytest.mark.skipif(not executorch_available(), reason="the golden report includes the ExecuTorch cases")
+@pytest.mark.skipif(
+    executorch_missing() is not None, reason="the golden report includes the ExecuTorch cases"
+)
 def test_doctor_prints_the_report_and_nothing_else(report):
     """The terminal shows the report alone: the stock failures' tracebacks, ExecuTorch's logging and
     the package's own rename warnings stay in the report (doctor --json), counted in one line."""
@@ -109,18 +111,18 @@ def _with(report, **changes):
 @pytest.mark.parametrize(
     "situation,expected",
     [
-        (dict(affected=True, hook={"active": False, "sources": []}), "call torch_export_names.install()"),
+        (dict(affected=True, hook={"installed": False, "sources": []}), "call torch_export_names.install()"),
         (
-            dict(affected=True, hook={"active": False, "sources": []}, patch_available=True),
+            dict(affected=True, hook={"installed": False, "sources": []}, patch_available=True),
             "or fix torch itself with `torch-export-names patch apply`",
         ),
         (
-            dict(affected=True, hook={"active": False, "sources": []}, patch_available=False),
+            dict(affected=True, hook={"installed": False, "sources": []}, patch_available=False),
             "(no torch patch ships for this release)",
         ),
         (
-            dict(affected=True, hook={"active": True, "sources": ["TORCH_EXPORT_NAMES"]}),
-            "the hook is active (via TORCH_EXPORT_NAMES)",
+            dict(affected=True, hook={"installed": True, "sources": ["TORCH_EXPORT_NAMES"]}),
+            "the hook is installed (via TORCH_EXPORT_NAMES)",
         ),
         (
             dict(affected=False, torch_patched="torch-2.13.0.patch"),
@@ -183,8 +185,8 @@ def test_report_says_how_the_hook_got_there():
         report = doctor.collect()
     finally:
         uninstall()
-    assert report["hook"] == {"active": True, "sources": ["install()"]}
-    assert "export hook in this process: active (via install())" in doctor.format_report(report)
+    assert report["hook"] == {"installed": True, "sources": ["install()"]}
+    assert "export hook in this process: installed (via install())" in doctor.format_report(report)
 
 
 def test_cli_json_and_exit_status():

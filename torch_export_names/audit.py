@@ -8,11 +8,12 @@
 While a block is open, ``torch.fx.Graph.create_node``, ``Graph.node_copy`` and
 ``Graph.graph_copy`` (``placeholder``, ``call_function``, ... go through
 ``create_node``) are wrapped. Each node creation on a graph that at that moment
-holds names its name space does not know (pytorch/pytorch#202927) or names
-``create_name`` would refuse (``inf``, ``device``: they shadow the globals of
-fx's generated code) is recorded with the code that asked for it (the first
-stack frame outside torch and outside this package), the names at risk and
-whether the new node's name is a duplicate of another node's in that graph.
+holds names its name space does not know (pytorch/pytorch#202927) or illegal
+placeholders (a name or target no Python parameter can have: ``class``,
+``self``; ``inf`` and ``device`` are legal) is recorded with the code that
+asked for it (the first stack frame outside torch and outside this package),
+the names at risk and whether the new node's name is a duplicate of another
+node's in that graph.
 A created placeholder whose *target* another placeholder already has is
 recorded too (fx's generated ``forward`` would have a duplicate argument).
 
@@ -41,7 +42,7 @@ from typing import Any, Iterator
 
 from ._patching import Patch, PatchSet
 
-__all__ = ["AuditEvent", "AuditReport", "ProcessAudit", "Site", "audit_until_exit", "audited", "is_active"]
+__all__ = ["AuditEvent", "AuditReport", "ProcessAudit", "Site", "audit_until_exit", "audited", "is_installed"]
 
 PATCHED = ("create_node", "node_copy", "graph_copy")
 # Names kept per event; the count is always exact.
@@ -217,8 +218,8 @@ def _short(names, limit: int = 4) -> str:
     return text + (f" (+{len(names) - limit})" if len(names) > limit else "")
 
 
-def is_active() -> bool:
-    """Whether an ``audited()`` block is open in this process."""
+def is_installed() -> bool:
+    """Whether the audit's wrappers are installed: an ``audited()`` block is open in this process."""
     with _lock:
         return bool(_reports)
 

@@ -28,7 +28,6 @@ __all__ = [
     "Case",
     "Outcome",
     "all_nodes",
-    "executorch_available",
     "executorch_missing",
     "root_cause",
     "run_case",
@@ -48,10 +47,6 @@ def executorch_missing() -> str | None:
     if not hasattr(QnnPassManager, "transform_for_export_pipeline"):
         return "this ExecuTorch's QnnPassManager has no transform_for_export_pipeline"
     return None
-
-
-def executorch_available() -> bool:
-    return executorch_missing() is None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -53,7 +53,7 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         "doctor",
         "report whether this torch is affected, with reproductions",
         "Prints versions, whether this torch is affected (or patched), whether the hook is\n"
-        "active and how it got there, each reproduction case run without and with the\n"
+        "installed and how it got there, each reproduction case run without and with the\n"
         "repair, and the next step for your situation: a report to paste into a bug.",
     )
     d.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -169,8 +169,9 @@ def _interpreter_options(argv: list[str] | None) -> list[str]:
 
 
 def pth_problem(site_dirs: list[str] | None = None) -> str | None:
-    """Why the installed ``torch_export_names.pth`` would not arm the hook in a new Python
-    started with this interpreter's options, or None when it would."""
+    """Why the installed ``torch_export_names.pth`` would not arm the hook (install it once the
+    program imports torch.export) in a new Python started with this interpreter's options, or
+    None when it would."""
     from .._bootstrap import PTH, pth_line
 
     if sys.flags.no_site:

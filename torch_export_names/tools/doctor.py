@@ -107,7 +107,7 @@ def _collect() -> dict[str, Any]:
         "affected_error": affected_error,
         "torch_patched": None if patch is None else patch.get("patch", "?"),
         "patch_available": _patch_available(),
-        "hook": {"active": status.active, "sources": list(status.sources)},
+        "hook": {"installed": hook.is_installed(), "sources": list(status.sources)},
         "cases": cases,
         "passed": sum(c["with_repair"]["ok"] for c in ran),
         "failed": sum(not c["with_repair"]["ok"] for c in ran),
@@ -148,9 +148,9 @@ def next_step(report: dict[str, Any]) -> str:
         )
     if not report["affected"]:
         return "next: nothing to do; this torch records every name it assigns (the hook is not needed)."
-    if hook_state["active"]:
+    if hook_state["installed"]:
         return (
-            f"next: nothing to do in this process; the hook is active (via "
+            f"next: nothing to do in this process; the hook is installed (via "
             f"{', '.join(hook_state['sources'])}) and repairs every export."
         )
     ways = (
@@ -164,6 +164,10 @@ def next_step(report: dict[str, Any]) -> str:
             "`torch-export-names patch apply`."
         )
     return f"next: repair your exports, by any one of: {ways} (no torch patch ships for this release)."
+
+
+def _installed_via(sources: list[str]) -> str:
+    return f"installed (via {', '.join(sources)})"
 
 
 def _cell(result: dict[str, Any] | None) -> str:
@@ -186,7 +190,7 @@ def format_report(report: dict[str, Any]) -> str:
         ]
         + (f"; patched by `patch apply` ({report['torch_patched']})" if report["torch_patched"] else ""),
         "export hook in this process: "
-        + (f"active (via {', '.join(report['hook']['sources'])})" if report["hook"]["active"] else "off")
+        + (_installed_via(report["hook"]["sources"]) if report["hook"]["installed"] else "off")
         + "; the cases below measure torch without it",
         "",
     ]
