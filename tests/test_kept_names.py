@@ -22,6 +22,7 @@ from torch._higher_order_ops.while_loop import while_loop
 from torch_export_names import (
     TorchExportNamesWarning,
     _hops,
+    codegen_guard,
     find_illegal_names,
     find_unrecorded_names,
     installed,
@@ -202,6 +203,128 @@ def test_an_input_mutation_of_an_input_named_inf_writes_the_callers_tensor():
     assert _same(exported_in, eager_in)
 
 
+class MutatesInput(torch.nn.Module):
+    """An input named like a builtin (``input``: every ``torch.nn`` module's argument) that the
+    model writes to."""
+
+    def forward(self, input, x):
+        input.add_(x)
+        return input * 2
+
+
+MUTATED = {"input": MutatesInput, "inf": MutatesInf}
+
+
+def _mutated_args():
+    return (X.clone(), X * 2)
+
+
+@pytest.mark.parametrize("name", sorted(MUTATED))
+def test_a_mutated_input_named_like_a_global_survives_two_decompositions(name):
+    # run_decompositions unlifts through ep.module(), whose deep copy of the graph calls the
+    # input ``input_1`` while the mutation still writes to ``input``: the second one fails.
+    model = MUTATED[name]()
+    with suspended():
+        stock = outcome(
+            lambda: torch.export.export(model, _mutated_args()).run_decompositions().run_decompositions()
+        )
+    with installed():
+        ep = torch.export.export(model, _mutated_args()).run_decompositions().run_decompositions()
+        module = ep.module()
+    assert _input_names(ep)[0] == name and list(ep.graph_signature.user_inputs_to_mutate.values()) == [name]
+    eager_in, exported_in = _mutated_args(), _mutated_args()
+    assert _same(module(*exported_in), model(*eager_in))
+    assert _same(exported_in[0], eager_in[0])
+    if not isinstance(stock, Exception):
+        not_reproduced(f"keeps the mutated input {name} through run_decompositions twice")
+
+
+def test_legalize_graph_keeps_the_names_of_the_nodes_it_copies():
+    from torch.fx.passes.tools_common import legalize_graph
+
+    with installed():
+        ep = torch.export.export(MutatesInput(), _mutated_args()).run_decompositions()
+        names = [n.name for n in ep.graph.nodes]
+        gm = legalize_graph(torch.fx.GraphModule(ep.graph_module, copy.deepcopy(ep.graph)))
+    assert sorted(n.name for n in gm.graph.nodes) == sorted(names)
+    assert find_unrecorded_names(gm) == []
+    with suspended():
+        copied = legalize_graph(torch.fx.GraphModule(ep.graph_module, ep.graph))
+    if "input" in {n.name for n in copied.graph.nodes}:
+        not_reproduced("keeps the placeholder name input in legalize_graph")
+
+
+def test_a_copy_keeps_torchs_name_where_the_name_is_taken():
+    graph = torch.fx.Graph()
+    graph.placeholder("x")
+    source = torch.fx.Graph()
+    node = source.placeholder("y")
+    node.name = "x"  # a name the destination already has
+    with installed():
+        copied = graph.node_copy(node)
+    assert copied.name == "x_1" and find_unrecorded_names(torch.fx.GraphModule({}, graph)) == []
+
+
+@pytest.mark.parametrize("name", sorted(MUTATED))
+def test_an_export_pass_retrace_keeps_a_placeholder_named_like_a_global(name):
+    from torch._export.pass_base import _ExportPassBaseDeprecatedDoNotUse as ExportPass
+
+    model = MUTATED[name]()
+    with installed():
+        ep = torch.export.export(model, _mutated_args()).run_decompositions()
+        retraced = ep._transform_do_not_use(ExportPass())
+        module = retraced.module()
+    assert _input_names(retraced)[0] == name
+    _validate(retraced)
+    eager_in, exported_in = _mutated_args(), _mutated_args()
+    assert _same(module(*exported_in), model(*eager_in))
+    assert _same(exported_in[0], eager_in[0])
+    with suspended():
+        stock_names = [
+            n.name for n in ExportPass()(ep.graph_module).graph_module.graph.nodes if n.op == "placeholder"
+        ]
+    if name in stock_names:
+        not_reproduced(f"keeps the placeholder name {name} through an ExportPass re-trace")
+
+
+def _executorch_lowered(model, args, *, stock: bool):
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    with suspended() if stock else installed():
+        ep = torch.export.export(model, args)
+        return to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(MUTATED))
+def test_executorch_lowers_and_runs_a_mutated_input_named_like_a_global(name):
+    """ExecuTorch's edge passes re-trace through its own ExportPass and its partitioner copies the
+    graph (legalize_graph): the placeholder keeps its name, so the edge program's signature holds
+    and the program runs in ExecuTorch's runtime as the same model with a plain name does."""
+    pytest.importorskip(
+        "executorch.backends.xnnpack.partition.xnnpack_partitioner", reason="needs ExecuTorch"
+    )
+    runtime = pytest.importorskip("executorch.runtime", reason="needs ExecuTorch's runtime bindings")
+
+    class Plain(torch.nn.Module):
+        def forward(self, a, x):
+            return MUTATED[name]().forward(a, x)
+
+    stock = outcome(lambda: _executorch_lowered(MUTATED[name](), _mutated_args(), stock=True))
+    lowered = _executorch_lowered(MUTATED[name](), _mutated_args(), stock=False)
+    reference = _executorch_lowered(Plain(), _mutated_args(), stock=True)
+
+    def run(program):
+        method = runtime.Runtime.get().load_program(program.buffer).load_method("forward")
+        args = _mutated_args()
+        return method.execute(list(args)), args
+
+    assert _same(run(lowered), run(reference))
+    if not isinstance(stock, Exception):
+        not_reproduced(f"lowers a program whose mutated input is named {name} to ExecuTorch")
+
+
 def _validate(ep) -> None:
     """``ep.validate()``; torch before 2.5 has only ``ep._validate()``."""
     (getattr(ep, "validate", None) or ep._validate)()
@@ -292,6 +415,59 @@ def test_repair_called_directly_is_all_or_nothing(monkeypatch):
     after = [([(n.name, n.target) for n in g.nodes], _fx_namespace.namespace_state(g)) for g in graphs]
     assert after == before and _input_names(ep) == inputs
     assert find_unrecorded_names(ep) != []  # nothing of the repair stayed
+
+
+class KwargsKey(torch.nn.Module):
+    def forward(self, x, **kwargs):
+        return x * kwargs["my-input"] + kwargs["out scale"]
+
+
+# A keyword (``class``) or a leading digit (``2d``) fails in export's own tracing, before any hook.
+KWARGS = {"my-input": X * 2, "out scale": X + 1}
+
+
+def _arguments(ep):
+    from torch_export_names._signature import _forward_arg_names
+
+    return list(_forward_arg_names(ep)), ep.call_spec.in_spec, ep.example_inputs
+
+
+def test_a_kwargs_key_no_parameter_can_take_is_called_by_its_legal_name(tmp_path):
+    # ep.module() writes ``def forward(self, x, my-input, out scale)``: a SyntaxError on stock torch.
+    expected = KwargsKey()(X, **KWARGS)
+    with suspended():
+        stock = outcome(lambda: torch.export.export(KwargsKey(), (X,), dict(KWARGS)).module())
+    with installed():
+        ep = torch.export.export(KwargsKey(), (X,), dict(KWARGS))
+        module = ep.module()
+        assert list(inspect.signature(module.forward).parameters) == ["x", "my_input", "out_scale"]
+        assert _same(module(X, my_input=KWARGS["my-input"], out_scale=KWARGS["out scale"]), expected)
+        args, kwargs = ep.example_inputs
+        assert _same(module(*args, **kwargs), expected)
+        assert _same(
+            ep.run_decompositions().module()(
+                X, **{"my_input": KWARGS["my-input"], "out_scale": KWARGS["out scale"]}
+            ),
+            expected,
+        )
+        torch.export.save(ep, tmp_path / "kwargs.pt2")
+        loaded = torch.export.load(tmp_path / "kwargs.pt2").module()
+        assert _same(loaded(X, my_input=KWARGS["my-input"], out_scale=KWARGS["out scale"]), expected)
+    if not isinstance(stock, Exception):
+        not_reproduced("generates ep.module() for a **kwargs key that is not an identifier")
+
+
+def test_a_failing_repair_puts_the_argument_names_back(monkeypatch):
+    with suspended():
+        ep = torch.export.export(KwargsKey(), (X,), dict(KWARGS))
+    before = _arguments(ep)
+    monkeypatch.setattr(
+        codegen_guard, "refresh", lambda module: (_ for _ in ()).throw(RuntimeError("injected"))
+    )
+    with pytest.raises(RuntimeError, match="injected"):
+        repair(ep)
+    assert _arguments(ep)[0] == before[0] and _arguments(ep)[1] == before[1]
+    assert list(_arguments(ep)[2][1]) == list(before[2][1])
 
 
 @pytest.mark.parametrize("target", ["class", "self", "__debug__", "my-input"])

@@ -38,6 +38,7 @@ __all__ = [
     "fresh_name",
     "is_illegal",
     "is_used",
+    "legal_names",
     "refused_names",
     "is_recorded",
     "name_of",
@@ -53,6 +54,7 @@ __all__ = [
     "reserve_name",
     "restore_namespace",
     "split_suffix",
+    "take_name",
 ]
 
 
@@ -182,6 +184,24 @@ def fresh_name(graph: torch.fx.Graph, candidate: str) -> str:
     while not can_be_parameter(name):  # create_name hands out what it does not know: ``self``
         name = ns.create_name(name, None)
     return name
+
+
+def legal_names(names: list[str]) -> list[str]:
+    """``names`` with each one no parameter can take derived as ``create_name`` derives it
+    (``my-input`` -> ``my_input``, ``class`` -> ``class_1``), apart from every other name of the
+    list; the others unchanged. For argument lists: no graph is involved."""
+    ns = torch.fx.graph._Namespace()
+    ns._used_names.update(name for name in names if can_be_parameter(name))
+    out = []
+    for name in names:
+        if can_be_parameter(name):
+            out.append(name)
+            continue
+        new = ns.create_name(name, None)
+        while not can_be_parameter(new):
+            new = ns.create_name(new, None)
+        out.append(new)
+    return out
 
 
 _undo = threading.local()  # .log: list of (node, name, target) while a Rollback is open
@@ -335,6 +355,20 @@ def is_used(namespace, name: str) -> bool:
 def name_of(namespace, obj: object) -> str | None:
     """The name ``namespace`` gave ``obj``, if any."""
     return namespace._obj_to_name.get(obj)
+
+
+def take_name(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> bool:
+    """Give ``node``, just created, the name ``name`` instead of the one ``create_name`` handed
+    it, if no node of ``graph`` has ``name`` and it can be a parameter; the name handed out is
+    free again (nothing else can have it yet). Returns whether it did."""
+    ns = _namespace(graph)
+    if not can_be_parameter(name) or name in ns._used_names:
+        return False
+    old = node.name
+    node.name = name
+    record(graph, node)
+    ns._used_names.discard(old)
+    return True
 
 
 def restore_names(graph: torch.fx.Graph, names: dict[torch.fx.Node, str]) -> None:

@@ -24,10 +24,11 @@ object kept on the patch rather than only on the wrapper.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from typing import Any, Callable, Iterator
 
-__all__ = ["MARKER", "Patch", "PatchSet", "original_of"]
+__all__ = ["MARKER", "Patch", "PatchSet", "original_of", "wrapping"]
 
 MARKER = "__torch_export_names_patch__"
 
@@ -127,6 +128,28 @@ class Patch:
         return False
 
 
+def wrapping(body: Callable[..., Any], *, bypassed: Callable[[], bool] = lambda: False):
+    """``make`` of a patch whose replacement runs ``body(original, *args, **kwargs)``.
+
+    The one template for a wrapper that goes inert once removed: while its patch is applied
+    and ``bypassed()`` is False it runs ``body``; otherwise (removed but wrapped over by someone
+    else, or bypassed: ``_suspension``) it only calls through to the original.
+    """
+
+    def make(patch: Patch):
+        original = patch.original
+
+        @functools.wraps(original)
+        def wrapper(*args, **kwargs):
+            if patch.is_live(wrapper) and not bypassed():
+                return body(original, *args, **kwargs)
+            return original(*args, **kwargs)
+
+        return wrapper
+
+    return make
+
+
 class PatchSet:
     """Patches in place while anybody asks for them: ``request(source)`` until ``withdraw()``
     (``install()``/``uninstall()``), or a ``block()`` (``installed()``) in any thread.
@@ -173,6 +196,19 @@ class PatchSet:
                 if added:
                     self._requests.remove(source)
                 raise
+
+    def add(self, patches: list[Patch]) -> None:
+        """Apply ``patches`` too if the set is applied (for a module imported after it was):
+        they come off with the others. Patches of an attribute the set already patches are
+        skipped; if the set is not applied, nothing happens (``make()`` provides them then)."""
+        with self.lock:
+            if not self._patches:
+                return
+            have = {(p.owner, p.name) for p in self._patches}
+            for patch in patches:
+                if (patch.owner, patch.name) not in have:
+                    patch.apply()
+                    self._patches.append(patch)
 
     def withdraw(self) -> None:
         """Withdraw every request; the patches go unless a block is open."""

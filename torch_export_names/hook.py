@@ -23,6 +23,7 @@ import threading
 from typing import Iterator, NamedTuple
 
 from . import _suspension, codegen_guard
+from ._after_import import after_import
 from ._patching import Patch, PatchSet
 
 __all__ = ["HookStatus", "install", "installed", "is_installed", "status", "suspended", "uninstall"]
@@ -119,52 +120,24 @@ def _init_wrapper(patch: Patch):
     return __init__
 
 
-def _deepcopy_wrapper(patch: Patch):
-    """``make`` of the ``torch.fx.Graph.__deepcopy__`` patch: the copy keeps every node name.
-
-    torch copies a graph node by node through ``create_name``, which refuses builtins, so the
-    copy of an exported ``nn.Linear`` names its input ``input_1`` while the copied graph
-    signature still says ``input``: ``validate()`` and ``torch.export.save`` of
-    ``copy.deepcopy(ep)`` then raise ``SpecViolationError`` (stock torch too). A copy keeps the
-    names of what it copies; they are recorded in its name space.
-    """
-    original = patch.original
-
-    @functools.wraps(original)
-    def __deepcopy__(self, memo=None):
-        memo = memo if memo is not None else {}
-        copied = original(self, memo)
-        if not patch.is_live(__deepcopy__) or _quiet():
-            return copied
-        from . import _fx_namespace as ns
-
-        # graph_copy copies the nodes in order (torch passes its own memo to it when it is
-        # handed an empty one, so the nodes are paired by position).
-        originals, copies = list(self.nodes), list(copied.nodes)
-        if len(originals) != len(copies) or any(a.op != b.op for a, b in zip(originals, copies)):
-            return copied
-        renamed = {new: old.name for old, new in zip(originals, copies) if new.name != old.name}
-        if renamed:
-            try:
-                ns.restore_names(copied, renamed)
-            except ns.PrivateStateMissing:
-                pass  # the copy stays as torch made it (repair warns about the missing state)
-        return copied
-
-    return __deepcopy__
-
-
 def _make_patches() -> list[Patch]:
     # The module import may run TORCH_EXPORT_NAMES's bootstrap, which calls install() again in
     # this thread: that inner call applies the set (PatchSet.request is re-entrant).
-    cls = _exported_program_class()
-    import torch.fx
+    from ._copies import patches as copy_patches
 
-    return [Patch(cls, "__init__", _init_wrapper), Patch(torch.fx.Graph, "__deepcopy__", _deepcopy_wrapper)]
+    return [Patch(_exported_program_class(), "__init__", _init_wrapper), *copy_patches()]
+
+
+def _add_executorch_patches() -> None:
+    from ._copies import export_pass_patches
+
+    _hook.add(export_pass_patches("executorch.exir.pass_base"))
 
 
 def _applied() -> None:
     codegen_guard.install()  # what the repaired programs' code needs (importing us did it too)
+    # ExecuTorch's edge passes re-trace through its own copy of ExportPass: patched once imported.
+    after_import("executorch.exir.pass_base", _add_executorch_patches)
     logger.debug("torch_export_names: hook installed on ExportedProgram.__init__")
 
 

@@ -40,11 +40,12 @@ Program = Union[ExportedProgram, torch.fx.GraphModule, torch.fx.Graph]
 
 class RepairReport(NamedTuple):
     """What ``repair`` did: names newly recorded, subgraph placeholders renamed
-    after their operands, nodes renamed because their name was illegal."""
+    after their operands, placeholders and ``ep.module()`` arguments renamed because no
+    parameter can have their name."""
 
     recorded: int
     renamed: int
-    legalized: int = 0  # placeholders renamed because no parameter can have their name
+    legalized: int = 0  # placeholders and arguments renamed because no parameter can have their name
 
 
 def _root(obj) -> torch.fx.GraphModule | torch.fx.Graph:
@@ -151,8 +152,10 @@ def legalize_node_names(obj: Program, *, strict: bool = False) -> int:
     Such a name (a keyword such as ``class``, ``__debug__``, ``self``, or one that is not an
     identifier) makes torch.fx's code invalid. Each is renamed as ``create_name`` would rename
     it (``class`` -> ``class_1``) and recorded; its target follows, and for an
-    ``ExportedProgram`` so do the graph signature and module call signatures. Every other name
-    (``inf``, ``device``, ``input``, ...) is kept. Returns the number of nodes renamed.
+    ``ExportedProgram`` so do the graph signature and module call signatures. An argument of
+    ``ep.module()`` no parameter can take (a ``**kwargs`` key ``my-input``) is renamed the same
+    way (``my_input``; the module is then called by that keyword). Every other name (``inf``,
+    ``device``, ``input``, ...) is kept. Returns the number of placeholders and arguments renamed.
     """
     graphs = _checked_graphs(obj, strict, "legalize_node_names")
     if graphs is None:
@@ -163,7 +166,10 @@ def legalize_node_names(obj: Program, *, strict: bool = False) -> int:
         found = [n for n in _ns.placeholders(graph) if _ns.is_illegal(n)]
         if found:
             illegal[i] = found
-    return _legalize(obj, graphs, illegal)
+    legalized = _legalize(obj, graphs, illegal)
+    if isinstance(obj, torch.export.ExportedProgram):
+        legalized += len(_signature.legalize_arguments(obj))
+    return legalized
 
 
 def propagate_subgraph_names(obj: Program, *, strict: bool = False) -> int:
@@ -229,6 +235,8 @@ def _repair(obj: Program, graphs) -> RepairReport:
             illegal[i] = found
     codegen_guard.install()
     legalized = _legalize(obj, graphs, illegal) if illegal else 0
+    if isinstance(obj, torch.export.ExportedProgram):
+        legalized += len(_signature.legalize_arguments(obj))
     renamed = _hops.propagate(graphs) if len(graphs) > 1 else 0  # HOP subgraphs are submodules
     for _, module, _ in graphs:  # code generated without the guard (before the package was imported)
         if module is not None:
