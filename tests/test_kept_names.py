@@ -203,6 +203,12 @@ def test_an_input_mutation_of_an_input_named_inf_writes_the_callers_tensor():
     assert _same(exported_in, eager_in)
 
 
+def _stock_does_it_too(what: str):
+    """Skip: this torch ``<what>`` on its own (a bug of torch's copies and re-traces, not of
+    #202927: torch 2.4's run_decompositions, for one, never copies the graph)."""
+    pytest.skip(f"torch {torch.__version__} {what} without the package: nothing to compare")
+
+
 class MutatesInput(torch.nn.Module):
     """An input named like a builtin (``input``: every ``torch.nn`` module's argument) that the
     model writes to."""
@@ -236,7 +242,7 @@ def test_a_mutated_input_named_like_a_global_survives_two_decompositions(name):
     assert _same(module(*exported_in), model(*eager_in))
     assert _same(exported_in[0], eager_in[0])
     if not isinstance(stock, Exception):
-        not_reproduced(f"keeps the mutated input {name} through run_decompositions twice")
+        _stock_does_it_too(f"keeps the mutated input {name} through run_decompositions twice")
 
 
 def test_legalize_graph_keeps_the_names_of_the_nodes_it_copies():
@@ -251,7 +257,7 @@ def test_legalize_graph_keeps_the_names_of_the_nodes_it_copies():
     with suspended():
         copied = legalize_graph(torch.fx.GraphModule(ep.graph_module, ep.graph))
     if "input" in {n.name for n in copied.graph.nodes}:
-        not_reproduced("keeps the placeholder name input in legalize_graph")
+        _stock_does_it_too("keeps the placeholder name input in legalize_graph")
 
 
 def test_a_copy_keeps_torchs_name_where_the_name_is_taken():
@@ -284,7 +290,7 @@ def test_an_export_pass_retrace_keeps_a_placeholder_named_like_a_global(name):
             n.name for n in ExportPass()(ep.graph_module).graph_module.graph.nodes if n.op == "placeholder"
         ]
     if name in stock_names:
-        not_reproduced(f"keeps the placeholder name {name} through an ExportPass re-trace")
+        _stock_does_it_too(f"keeps the placeholder name {name} through an ExportPass re-trace")
 
 
 def _executorch_lowered(model, args, *, stock: bool):
@@ -322,7 +328,7 @@ def test_executorch_lowers_and_runs_a_mutated_input_named_like_a_global(name):
 
     assert _same(run(lowered), run(reference))
     if not isinstance(stock, Exception):
-        not_reproduced(f"lowers a program whose mutated input is named {name} to ExecuTorch")
+        _stock_does_it_too(f"lowers a program whose mutated input is named {name} to ExecuTorch")
 
 
 def _validate(ep) -> None:
@@ -426,6 +432,15 @@ class KwargsKey(torch.nn.Module):
 KWARGS = {"my-input": X * 2, "out scale": X + 1}
 
 
+def _export_kwargs_key():
+    """Export ``KwargsKey``; skip where torch's own export cannot (torch 2.4 traces with dynamo,
+    whose generated code has the same parameter ``my-input``)."""
+    try:
+        return torch.export.export(KwargsKey(), (X,), dict(KWARGS))
+    except SyntaxError as e:
+        pytest.skip(f"torch {torch.__version__} cannot export a **kwargs key that is not an identifier: {e}")
+
+
 def _arguments(ep):
     from torch_export_names._signature import _forward_arg_names
 
@@ -436,9 +451,9 @@ def test_a_kwargs_key_no_parameter_can_take_is_called_by_its_legal_name(tmp_path
     # ep.module() writes ``def forward(self, x, my-input, out scale)``: a SyntaxError on stock torch.
     expected = KwargsKey()(X, **KWARGS)
     with suspended():
-        stock = outcome(lambda: torch.export.export(KwargsKey(), (X,), dict(KWARGS)).module())
+        stock = outcome(lambda: _export_kwargs_key().module())
     with installed():
-        ep = torch.export.export(KwargsKey(), (X,), dict(KWARGS))
+        ep = _export_kwargs_key()
         module = ep.module()
         assert list(inspect.signature(module.forward).parameters) == ["x", "my_input", "out_scale"]
         assert _same(module(X, my_input=KWARGS["my-input"], out_scale=KWARGS["out scale"]), expected)
@@ -454,12 +469,12 @@ def test_a_kwargs_key_no_parameter_can_take_is_called_by_its_legal_name(tmp_path
         loaded = torch.export.load(tmp_path / "kwargs.pt2").module()
         assert _same(loaded(X, my_input=KWARGS["my-input"], out_scale=KWARGS["out scale"]), expected)
     if not isinstance(stock, Exception):
-        not_reproduced("generates ep.module() for a **kwargs key that is not an identifier")
+        _stock_does_it_too("generates ep.module() for a **kwargs key that is not an identifier")
 
 
 def test_a_failing_repair_puts_the_argument_names_back(monkeypatch):
     with suspended():
-        ep = torch.export.export(KwargsKey(), (X,), dict(KWARGS))
+        ep = _export_kwargs_key()
     before = _arguments(ep)
     monkeypatch.setattr(
         codegen_guard, "refresh", lambda module: (_ for _ in ()).throw(RuntimeError("injected"))
