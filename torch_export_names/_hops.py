@@ -24,23 +24,65 @@ from ._warnings import warn_once
 __all__ = ["HOP_SUBGRAPH_OPERANDS", "hop_name", "hop_nodes", "hop_subgraphs", "propagate"]
 
 
-# For each HOP whose subgraph placeholders take the HOP's operands in order:
-# node -> [(get_attr node of the subgraph, operands in placeholder order)].
-# torch's _name_hoo_subgraph_placeholders covers cond, map_impl and
-# wrap_with_set_grad_enabled at export time only; they are listed too so that
-# programs from run_decompositions / load / passes are covered the same way.
+# One description of every HOP whose subgraphs receive the HOP's operands as their
+# placeholders, in order: per HOP, its layouts, newest first, each
+# (the HOP's positional parameters, the subgraphs, the operands the placeholders receive),
+# written as Python ("*x" spreads a tuple). This package builds HOP_SUBGRAPH_OPERANDS from it
+# below, and patches/recipe.py writes torch's _HOP_SUBGRAPH_OPERANDS from it (the upstream
+# HOP-naming PR, patches/upstream/hops/), so the hook and a patched torch name the same
+# placeholders. A node whose args fit none of its HOP's layouts is left as it is.
+# Not listed: invoke_subgraph and invoke_quant_packed (one subgraph is shared by every call, so
+# one call's operands cannot name it), flex_attention (its score/mask subgraphs take scalars it
+# makes, not its operands), run_const_graph (its operands are lifted constants),
+# strict_mode, tag_activation_checkpoint and local_map_hop (not seen in an exported program
+# here: not tried).
+HOP_LAYOUTS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "cond": (("pred, true_fn, false_fn, operands", "true_fn, false_fn", "*operands"),),
+    "wrap_with_set_grad_enabled": (("enabled, body, *operands", "body", "*operands"),),
+    "map_impl": (("body, xs, args", "body", "*xs, *args"),),
+    "wrap_with_autocast": (("device, dtype, enabled, cache, body, *operands", "body", "*operands"),),
+    "while_loop": (("cond_fn, body_fn, carried, additional", "cond_fn, body_fn", "*carried, *additional"),),
+    "while_loop_stack_output": (
+        ("cond_fn, body_fn, carried, additional", "cond_fn, body_fn", "*carried, *additional"),
+    ),
+    "scan": (
+        ("combine_fn, init, xs, additional", "combine_fn", "*init, *xs, *additional"),
+        ("combine_fn, init, xs, dim, reverse, additional", "combine_fn", "*init, *xs, *additional"),
+    ),
+    # combine_fn takes two elements of each xs, then the additional inputs
+    "associative_scan": (
+        ("combine_fn, xs, additional", "combine_fn", "*xs, *xs, *additional"),
+        ("combine_fn, xs, dim", "combine_fn", "*xs, *xs"),
+    ),
+    "hints_wrapper": (("body, args, kwargs", "body", "*args"),),
+    "switch": (("index, branches, operands", "*branches", "*operands"),),
+}
+
+
+def layout_lambda(layout: tuple[str, str, str]) -> str:
+    """A layout as the source of a function of the HOP's args that returns
+    (the subgraphs, the operands): the text torch's table holds."""
+    params, subgraphs, operands = layout
+    subgraphs, operands = (f"({t})" if "," in t else f"({t},)" for t in (subgraphs, operands))
+    return f"lambda {params}: ({subgraphs}, {operands})"
+
+
 _SubgraphOperands = Callable[[torch.fx.Node], list[tuple[Any, Sequence[Any]]]]
 
 
-def _args(n: torch.fx.Node) -> Any:
-    """``n.args``, read by position below (torch types it as a tuple of any argument)."""
-    return n.args
+def _from_layouts(layouts: tuple[tuple[str, str, str], ...]) -> _SubgraphOperands:
+    functions = [eval(layout_lambda(layout)) for layout in layouts]  # noqa: S307 - our own text
 
+    def subgraph_operands(n: torch.fx.Node) -> list[tuple[Any, Sequence[Any]]]:
+        for function in functions:
+            try:
+                subgraphs, operands = function(*n.args)
+            except TypeError:  # another layout (another torch release)
+                continue
+            return [(subgraph, operands) for subgraph in subgraphs]
+        raise TypeError(f"{hop_name(n)}: no known layout fits {len(n.args)} args")
 
-def _while_loop(n: torch.fx.Node) -> list[tuple[Any, Sequence[Any]]]:
-    cond_fn, body_fn, carried, additional = _args(n)[:4]
-    operands = (*carried, *additional)
-    return [(cond_fn, operands), (body_fn, operands)]
+    return subgraph_operands
 
 
 def hop_name(node: torch.fx.Node) -> str:
@@ -48,19 +90,9 @@ def hop_name(node: torch.fx.Node) -> str:
     return getattr(node.target, "_name", str(node.target))
 
 
+# node -> [(get_attr node of the subgraph, operands in placeholder order)]
 HOP_SUBGRAPH_OPERANDS: dict[str, _SubgraphOperands] = {
-    # wrap_with_autocast(device_type, dtype, enabled, cache_enabled, body, *operands)
-    "wrap_with_autocast": lambda n: [(_args(n)[4], _args(n)[5:])],
-    # wrap_with_set_grad_enabled(enabled, body, *operands)
-    "wrap_with_set_grad_enabled": lambda n: [(_args(n)[1], _args(n)[2:])],
-    # cond(pred, true_fn, false_fn, operands)
-    "cond": lambda n: [(_args(n)[1], _args(n)[3]), (_args(n)[2], _args(n)[3])],
-    # while_loop(cond_fn, body_fn, carried_inputs, additional_inputs)
-    "while_loop": _while_loop,
-    # scan(combine_fn, init, xs, additional_inputs): combine_fn(*init, *xs[i], *additional)
-    "scan": lambda n: [(_args(n)[0], (*_args(n)[1], *_args(n)[2], *_args(n)[3]))],
-    # map_impl(body, xs, args): body(*xs[i], *args)
-    "map_impl": lambda n: [(_args(n)[0], (*_args(n)[1], *_args(n)[2]))],
+    name: _from_layouts(layouts) for name, layouts in HOP_LAYOUTS.items()
 }
 
 
