@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - torch source lines, quoted as the releases have them
 """The recipe of the release patches: the edits make_patches.py applies to each torch, and
 the commit message of the patch.
 
@@ -52,13 +53,15 @@ names again, and the graph no longer lints:
 """
 
 RECORDING_FIX = """\
-Record the name in Node.__setattr__ whenever a node the namespace knows
-gets a new one, through _Namespace._rename_object, which now also raises
-the per-base suffix counter to a recorded suffix (so create_name stays
-O(1)). Node._rename leaves the recording to it. Names are not made
-unique there: callers that rename many nodes at once still pass through
-transient duplicates (placeholder naming names an input mul while an op
-is still mul, then renames the op mul_1).
+Record the name in Node.__setattr__ when a str name changes on a node
+the namespace knows, through _Namespace._rename_object. That method
+now returns early for a name already in use (create_name handed it
+out, as in Node._rename, which still records as before and so still
+raises for a node the namespace does not know), and otherwise raises
+the per-base suffix counter to the recorded suffix, so that create_name
+does not walk the suffixes one by one. Names are not made unique there:
+placeholder naming names an input mul while an op is still mul, then
+renames the op mul_1.
 """
 
 HOP_NAMING = """\
@@ -66,23 +69,24 @@ _name_hoo_subgraph_placeholders names the placeholders of a HOP's
 subgraphs after the operands they receive, but only for cond, map_impl
 and wrap_with_set_grad_enabled, each in a branch of its own. Subgraphs
 of wrap_with_autocast, while_loop, while_loop_stack_output, scan,
-associative_scan and hints_wrapper keep arg0_1, arg1_1, ..., so the
-printed program does not say which operand a placeholder is, and passes
-that map subgraph placeholders to operands by name fail (ExecuTorch's
-DecomposeWrapWithAutocast: KeyError: 'arg0_1').
+associative_scan, hints_wrapper and switch keep arg0_1, arg1_1, ..., so
+the printed program does not say which operand a placeholder is, and
+passes that map subgraph placeholders to operands by name fail
+(ExecuTorch's DecomposeWrapWithAutocast: KeyError: 'arg0_1').
 
 Replace the branches with one table, _HOP_SUBGRAPH_OPERANDS: for each
 HOP, a function of its node's args giving its subgraphs and the
-operands their placeholders receive. invoke_subgraph is not in it: its
-subgraph is shared by every call of the same function, so one call's
-operands cannot name it. An operand passed twice (a while_loop carrying
-(y, y); associative_scan's combine_fn, which takes two elements of each
-xs) gives the second placeholder a suffixed name instead of a duplicate,
-and only placeholders take operand names. An operand that is not a node
-(a Python scalar, which the subgraph may carry as a SymInt that changes
+operands their placeholders receive. A node is looked up only if its
+target is the registered HOP of that name, and one whose args fit no
+entry (another layout) is left as it is instead of failing the export.
+The comment above the table says why the other HOPs are not in it. An
+operand passed twice (a while_loop carrying (y, y); associative_scan's
+combine_fn, which takes two elements of each xs) gives the second
+placeholder a suffixed name instead of a duplicate, and only
+placeholders take operand names. An operand that is not a node (a
+Python scalar, which the subgraph may carry as a SymInt that changes
 from one iteration to the next) has no name to give: its placeholder
-keeps the name tracing gave it, the user's variable name where dynamo
-saw one.
+keeps the name tracing gave it.
 """
 
 SHADOWING_EXAMPLE = """\
@@ -114,27 +118,26 @@ input_1 = input, which overwrites the second argument.
 """
 
 SHADOWING_FIX = """\
-Add Graph._keep_parameter_names, through which Graph._python_code now
-generates the code. Every parameter keeps the name the graph gives it.
-Where a parameter is also a name the body uses for something else (a
-global of the generated code, or a local that another node is given
-before the parameter is read), the code is generated again with those parameters under fresh names, every
-use of the name in the body gets a fresh name from the code's namespace
-(a global is bound to its object under it), and the parameters get
-their names back:
+CodeGen._gen_python_code now reserves the parameters' names in the
+code's namespace before it adds any global, and writes every global it
+refers to under the name add_global returns: the inf/nan reprs, the
+torch. of qualified names, dtypes and other torch reprs, device(...),
+the getattr/slice/range/Ellipsis/complex it writes out, fx_pytree and
+pytree in the pytree code generator, next/iter in the boxed one, and
+the profiler's locals. A placeholder named like its parameter keeps
+that name as its local. Where no parameter takes such a name the code
+is byte for byte what it was, and it is generated once, in one pass
+over the nodes:
 
     def forward(self, inf):
-        inf_1 = inf
-        mul = inf_1 * inf_2        # inf_2 is math.inf
-        add = mul + inf_1
+        inf_2 = inf
+        mul = inf_2 * inf_1        # inf_1 is math.inf
+        add = mul + inf_2
 
-When no parameter collides, the generated code is exactly what it was,
-and no name of any graph changes: an exported input called inf is
-still inf, module() takes it by position and by keyword, and the
-dynamic_shapes dict written for the model fits a re-export of
-module(). Names Python cannot take as a parameter at all (a keyword or
-a kwargs key that is not an identifier) are left as they are: the code
-generator refuses them as before.
+No node, argument, input spec or signature is renamed: module() still
+takes an input called inf by position and by keyword. Pickling and
+to_folder bind a builtin the code names otherwise
+(graph_module._renamed_builtin).
 """
 
 MESSAGE = f"""{SUBJECT}
@@ -282,195 +285,437 @@ _BASE_COUNT = """\
 
 
 def _with_base_count(rename_object: str, regex: str) -> str:
-    return rename_object + _BASE_COUNT.replace("REGEX", regex)
+    """``rename_object`` that leaves a name create_name handed out (or one recorded before) as it
+    is, and raises the per-base counter to the suffix of a name it records for the first time."""
+    head, tail = rename_object.split("        self._used_names.add(name)\n")
+    return (
+        head
+        + _ALREADY_USED
+        + "        self._used_names.add(name)\n"
+        + tail
+        + _BASE_COUNT.replace("REGEX", regex)
+    )
 
 
-# Node.__setattr__ records every new name (a node's first name is recorded by
-# Graph.create_node), so Node._rename no longer records its own.
+_ALREADY_USED = """\
+        if name in self._used_names:
+            return  # handed out by create_name or recorded before: counted then
+"""
+
+
+# Node.__setattr__ records every new name of a node the namespace knows (a node's first name is
+# recorded by Graph.create_node; Node._rename still records its own, now a no-op second time).
 SETATTR_STOCK = "        object.__setattr__(self, name, value)\n"
 SETATTR_RECORDING = """\
+        # A new name is recorded, so that create_name never hands it out again
+        record = (
+            name == "name"
+            and isinstance(value, str)
+            and value != getattr(self, "name", value)
+        )
         object.__setattr__(self, name, value)
-        if name == "name":
-            # Record the new name, so that create_name never hands it out again.
+        if record:
             namespace = getattr(self.graph, "_graph_namespace", None)
             if namespace is not None and self in namespace._obj_to_name:
                 namespace._rename_object(self, value)
 """
-RENAME_STOCK = """\
-        self.name = name
-        self.graph._graph_namespace._rename_object(self, name)
-"""
-RENAME_RECORDED_BY_SETATTR = """\
-        self.name = name  # __setattr__ records it
-"""
 
-# Graph._keep_parameter_names (torch/fx/graph.py): the code generator keeps every parameter's
-# name and renames what the body calls by it; Graph._python_code goes through it.
-KEEP_PARAMETER_NAMES = '''\
-    def _keep_parameter_names(
-        self,
-        namespace: _Namespace,
-        generate: Callable[..., PythonCode],
-        *args: Any,
-        **kwargs: Any,
-    ) -> PythonCode:
-        """Return ``generate(*args, **kwargs)``, the code of this graph, with every
-        parameter named as the graph names it and no parameter shadowing a name
-        that the body uses for something else.
+# --- Part 2: the code generator keeps its parameters apart from every other name it writes
+# (torch/fx/graph.py, torch/fx/graph_module.py). Each pair is (stock lines, fixed lines).
+_FX = "torch/fx/graph.py"
+_FX_MODULE = "torch/fx/graph_module.py"
 
-        The parameters are the placeholders' targets (and, for ``_PyTreeCodeGen``,
-        ``pytree_info.orig_args``). Callers may pass them by keyword, so they are
-        written as they are, not through ``namespace``. The body refers to globals
-        by name (``inf``, ``nan``, ``device``, ``torch``, a function the graph
-        calls, and the builtins ``getattr``, ``slice``, ``Ellipsis`` and ``range``
-        that the code generator writes out) and to nodes by the locals that
-        ``namespace`` gives them. So a parameter called ``inf`` turns the constant
-        ``inf`` into the argument, and in ``forward(self, input, input_1)`` the
-        local ``input_1 = input`` overwrites the second argument. Where a
-        parameter is such a name, the code is generated again with those
-        parameters under fresh names, every use of their names in the body gets
-        a fresh name from ``namespace`` (a global is bound to its object under
-        it), and the parameters get their names back. When no parameter
-        collides, the code is returned exactly as ``generate`` made it.
+CODEGEN_FORMAT_TARGET = (
+    """\
+def _format_target(base: str, target: str) -> str:
+    elems = target.split(".")
+    r = base
+    for e in elems:
+        if not e.isidentifier():
+            r = f'getattr({r}, "{e}")'
+""",
+    """\
+def _format_target(base: str, target: str, getattr_name: str = "getattr") -> str:
+    elems = target.split(".")
+    r = base
+    for e in elems:
+        if not e.isidentifier():
+            r = f'{getattr_name}({r}, "{e}")'
+""",
+)
 
-        Most graphs have no parameter that can collide, and for them this costs
-        a few membership tests per parameter: the globals the body names are
-        builtins, the registered ``_custom_builtins`` or names that ``namespace``
-        hands out, and a local is a node's name from ``namespace``. A parameter
-        can only be one of those if its name is a builtin or a registered global,
-        has a numeric suffix, or is not its placeholder's own name; only then is
-        the generated code checked.
-        """
-        placeholders: dict[str, list[Node]] = {}
-        for node in self.find_nodes(op="placeholder"):
-            if isinstance(node.target, str):
-                placeholders.setdefault(node.target.lstrip("*"), []).append(node)
-        info = getattr(self._codegen, "pytree_info", None)
-        orig_args = list(info.orig_args) if info is not None else []
-        names = list(dict.fromkeys([*placeholders, *orig_args]))
+CODEGEN_RESERVE = (
+    """\
+        def add_global(name_hint: str, obj: Any) -> str:
+""",
+    """\
+        # The parameters of the generated function are written as the graph
+        # names them (callers may pass them by keyword), not through
+        # `namespace`. Reserve their names before anything else is named, so
+        # that no global or local of the body takes one; a placeholder named
+        # like its parameter keeps that name as its local.
+        pytree_info = getattr(self, "pytree_info", None)
+        parameters = [root_module, "self", *getattr(pytree_info, "orig_args", ())]
+        own_names: dict[Node, str] = {}
+        for node in nodes:
+            if node.op == "placeholder" and isinstance(node.target, str):
+                name = node.target.replace("*", "")
+                parameters.append(name)
+                if name == node.name and name not in _illegal_names:
+                    own_names[node] = name
+        for name in parameters:
+            if not name.isascii():  # Python compiles an identifier in NFKC
+                import unicodedata
 
-        def may_collide(name: str) -> bool:
-            base, _, suffix = name.rpartition("_")
-            return (
-                name in _custom_builtins
-                or name in builtins.__dict__
-                or (base != "" and suffix.isdigit())
-                or any(node.name != name for node in placeholders.get(name, ()))
+                name = unicodedata.normalize("NFKC", name)
+            namespace._used_names.add(name)
+        for node, name in own_names.items():
+            if _name_regex.match(name):
+                namespace._obj_to_name.setdefault(node, name)
+        # The names under which the code refers to the globals it writes
+        # itself: their own, unless a parameter has it.
+        global_names: dict[str, str] = {}
+
+        def add_global(name_hint: str, obj: Any) -> str:
+""",
+)
+
+CODEGEN_QUALIFIED = (
+    """\
+                # fully qualified name.
+                return _get_qualified_name(obj)
+""",
+    """\
+                # fully qualified name.
+                qualified_name = _get_qualified_name(obj)
+                torch_name = global_names.get("torch", "torch")
+                if torch_name != "torch" and qualified_name.startswith("torch."):
+                    return torch_name + qualified_name[len("torch") :]
+                return qualified_name
+""",
+)
+
+CODEGEN_PREFILL = (
+    """\
+        for name, (_, obj) in _custom_builtins.items():
+            add_global(name, obj)
+""",
+    """\
+        for name, (_, obj) in _custom_builtins.items():
+            global_names[name] = add_global(name, obj)
+        # Builtins the code writes out itself
+        for name in ("getattr", "slice", "range", "Ellipsis", "complex", "next", "iter"):
+            global_names[name] = (
+                add_global(name, getattr(builtins, name))
+                if name in namespace._used_names
+                else name
             )
+        renamed = any(name != value for name, value in global_names.items())
+        getattr_name = global_names["getattr"]
 
-        if not any(may_collide(name) for name in names):
-            return generate(*args, **kwargs)
+        def literal(arg: object) -> str:
+            \"\"\"repr(arg), naming the globals it refers to as this code does.\"\"\"
+            text = repr(arg)
+            if not renamed:
+                return text
+            if isinstance(arg, (float, complex)):
+                return re.sub(r"\\b(inf|nan)\\b", lambda m: global_names[m[0]], text)
+            if isinstance(arg, torch.device):
+                return global_names["device"] + text[len("device") :]
+            if isinstance(arg, range):
+                return global_names["range"] + text[len("range") :]
+            if arg is Ellipsis:
+                return global_names["Ellipsis"]
+            if text.startswith("torch."):  # dtype, layout, memory_format, Size, ...
+                return global_names["torch"] + text[len("torch") :]
+            return text
+""",
+)
 
-        saved = (
-            namespace._obj_to_name.copy(),
-            namespace._used_names.copy(),
-            namespace._base_count.copy(),
-        )
-        code = generate(*args, **kwargs)
-
-        def assigned_before_read(name: str) -> bool:
-            # A local called ``name`` overwrites the parameter only if another
-            # node's assignment to it runs before a placeholder reads the
-            # parameter. pytree_info.orig_args are read in the first statement.
-            pending = set(placeholders.get(name, ()))
-            if not pending or name not in namespace._used_names:
-                return False
-            assigned = False
-            for node in self.nodes:
-                if node in pending:
-                    if assigned:
-                        return True
-                    pending.discard(node)
-                    if not pending:
-                        return False
-                elif namespace._obj_to_name.get(node) == name:
-                    assigned = True
-            return False
-
-        clashing = [
-            name
-            for name in names
-            if name in code.globals
-            or name in ("getattr", "slice", "Ellipsis", "range")
-            or assigned_before_read(name)
-        ]
-        if not clashing:
-            return code
-
-        import ast
-
-        namespace._obj_to_name, namespace._used_names, namespace._base_count = saved
-        fresh = {
-            name: namespace.create_name(f"{name}_param", None) for name in clashing
-        }
-        renamed = [
-            (n, str(n.target)) for name in clashing for n in placeholders.get(name, ())
-        ]
-        try:
-            for node, target in renamed:
-                stars = target[: len(target) - len(target.lstrip("*"))]
-                # Not through Node.__setattr__: only the code generated here sees it.
-                object.__setattr__(node, "target", stars + fresh[target.lstrip("*")])
-            if info is not None:
-                self._codegen.pytree_info = info._replace(  # type: ignore[attr-defined]
-                    orig_args=[fresh.get(arg, arg) for arg in orig_args]
+CODEGEN_LITERALS = [
+    (
+        '                return f"torch.Tensor(size={size}, dtype={dtype})"\n',
+        "                return f\"{global_names['torch']}.Tensor(size={size}, dtype={dtype})\"\n",
+    ),
+    (
+        '                return f"slice({_get_repr(arg.start)}, {_get_repr(arg.stop)}, {_get_repr(arg.step)})"\n',
+        "                return f\"{global_names['slice']}({_get_repr(arg.start)}, {_get_repr(arg.stop)}, {_get_repr(arg.step)})\"\n",
+    ),
+    ("                return blue(repr(arg))\n", "                return blue(literal(arg))\n"),
+]
+CODEGEN_COMPLEX = (
+    '                    return f"complex({_get_repr(arg.real)}, {_get_repr(arg.imag)})"\n',
+    "                    return f\"{global_names['complex']}({_get_repr(arg.real)}, {_get_repr(arg.imag)})\"\n",
+)
+CODEGEN_GETATTR = [
+    (
+        '                    f"{repr(node)}{maybe_type_annotation} = {_format_target(_get_repr(node.args[0]), node.target)}"\n',
+        '                    f"{repr(node)}{maybe_type_annotation} = {_format_target(_get_repr(node.args[0]), node.target, getattr_name)}"\n',
+    ),
+    ('                    global_name == "getattr"\n', "                    global_name == getattr_name\n"),
+    (
+        '                        f"{repr(node)}{maybe_type_annotation} = {_format_target(_get_repr(node.args[0]), node.args[1])}"\n',
+        '                        f"{repr(node)}{maybe_type_annotation} = {_format_target(_get_repr(node.args[0]), node.args[1], getattr_name)}"\n',
+    ),
+    (
+        '                    f"{_format_target(root_module, node.target)}({_format_args(node.args, node.kwargs)})"\n',
+        '                    f"{_format_target(root_module, node.target, getattr_name)}({_format_args(node.args, node.kwargs)})"\n',
+    ),
+    (
+        '                    f"{repr(node)}{maybe_type_annotation} = {_format_target(root_module, node.target)}"\n',
+        '                    f"{repr(node)}{maybe_type_annotation} = {_format_target(root_module, node.target, getattr_name)}"\n',
+    ),
+]
+CODEGEN_RECORD_FUNC = [
+    (
+        """\
+        if record_func:
+            body.append(
+                "_rf = torch._C._profiler._RecordFunctionFast('## ENTER_GRAPH_PLACEHOLDER_KEY ##'); _rf.__enter__()\\n"
+            )
+""",
+        """\
+        torch_name = global_names["torch"]
+        if record_func:
+            rf = namespace.create_name("_rf", None)
+            body.append(
+                f"{rf} = {torch_name}._C._profiler._RecordFunctionFast('## ENTER_GRAPH_PLACEHOLDER_KEY ##'); {rf}.__enter__()\\n"
+            )
+""",
+    ),
+    (
+        """\
+                body.append(
+                    f"_rf_{node.name} = torch._C._profiler._RecordFunctionFast('## {i} ##'); _rf_{node.name}.__enter__()\\n"
                 )
-            new_code = generate(*args, **kwargs)
-        finally:
-            for node, target in renamed:
-                object.__setattr__(node, "target", target)
-            if info is not None:
-                self._codegen.pytree_info = info  # type: ignore[attr-defined]
-
-        fn = next(
-            s for s in ast.parse(new_code.src).body if isinstance(s, ast.FunctionDef)
-        )
-        uses: dict[str, list[ast.Name]] = {}
-        for stmt in fn.body:
-            for n in ast.walk(stmt):
-                if isinstance(n, ast.Name):
-                    uses.setdefault(n.id, []).append(n)
-        if not any(name in uses for name in clashing):
-            return code  # each name is only ever the parameter
-        params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
-        params += [a for a in (fn.args.vararg, fn.args.kwarg) if a is not None]
-        edits = []
-        for name in clashing:
-            if name in uses:
-                alias = namespace.create_name(name, None)
-                if not any(isinstance(n.ctx, ast.Store) for n in uses[name]):
-                    new_code.globals[alias] = new_code.globals.get(
-                        name, getattr(builtins, name, None)
+""",
+        """\
+                rf_node = namespace.create_name(f"_rf_{node.name}", None)
+                body.append(
+                    f"{rf_node} = {torch_name}._C._profiler._RecordFunctionFast('## {i} ##'); {rf_node}.__enter__()\\n"
+                )
+""",
+    ),
+    (
+        '                body.append(f"_rf_{node.name}.__exit__(None, None, None)\\n")\n',
+        '                body.append(f"{rf_node}.__exit__(None, None, None)\\n")\n',
+    ),
+    (
+        '            body.append("_rf.__exit__(None, None, None)\\n")\n',
+        '            body.append(f"{rf}.__exit__(None, None, None)\\n")\n',
+    ),
+]
+CODEGEN_PASS_NAMES = [
+    (
+        """\
+                        repr_fn=_get_repr,
                     )
-                edits += [
-                    (n.lineno, n.col_offset, n.end_col_offset, alias)
-                    for n in uses[name]
-                ]
-            tmp = fresh[name]
-            edits += [
-                (n.lineno, n.col_offset, n.end_col_offset, name)
-                for n in uses.get(tmp, ())
-            ]
-            edits += [
-                (a.lineno, a.col_offset, a.col_offset + len(tmp.encode()), name)
-                for a in params
-                if a.arg == tmp
-            ]
-        lines = new_code.src.split("\\n")
-        for lineno, start, end, text in sorted(edits, reverse=True):
-            line = lines[lineno - 1].encode()
-            lines[lineno - 1] = (line[:start] + text.encode() + line[end:]).decode()
-        new_code.src = "\\n".join(lines)
-        return new_code
+""",
+        """\
+                        repr_fn=_get_repr,
+                        global_names=global_names,
+                    )
+""",
+    ),
+    (
+        """\
+            maybe_return_annotation[0],
+            expanded_def=expanded_def,
+        )
+""",
+        """\
+            maybe_return_annotation[0],
+            expanded_def=expanded_def,
+            global_names=global_names,
+        )
+""",
+    ),
+]
+CODEGEN_BOXED = (
+    """\
+        expanded_def: bool = False,
+    ) -> str:
+        \"\"\"
+        Generate function definition for boxed calling convention.
 
-'''
+        Instead of taking individual arguments, the generated function takes
+        a single 'args_list' parameter, extracts placeholder values from it,
+        and clears the list.
+        \"\"\"
+        # Generate the function signature with args_list parameter
+        fn_def = f"def {self._func_name}(self, args_list){maybe_return_annotation}:"
 
-PYTHON_CODE_STOCK = "        return self._codegen._gen_python_code(\n"
-PYTHON_CODE_KEEPING = """\
-        return self._keep_parameter_names(
-            namespace,
-            self._codegen._gen_python_code,
-"""
+        if free_vars:
+            # This is horribly manual but we don't get the "raw" free vars
+            # without a bigger refactor.
+            placeholder_vars = [
+                v.split(":")[0].split("=")[0].strip() for v in free_vars if v != "self"
+            ]
+
+            if placeholder_vars:
+                fn_def += "\\n    args_iter = iter(args_list)"
+                for var in placeholder_vars:
+                    fn_def += f"\\n    {var} = next(args_iter)"
+                fn_def += "\\n    args_list.clear()"
+""",
+    """\
+        expanded_def: bool = False,
+        global_names: dict[str, str] | None = None,
+    ) -> str:
+        \"\"\"
+        Generate function definition for boxed calling convention.
+
+        Instead of taking individual arguments, the generated function takes
+        a single 'args_list' parameter, extracts placeholder values from it,
+        and clears the list.
+        \"\"\"
+        # This is horribly manual but we don't get the "raw" free vars
+        # without a bigger refactor.
+        placeholder_vars = [
+            v.split(":")[0].split("=")[0].strip() for v in free_vars if v != "self"
+        ]
+        # no placeholder may take the names of the list and its iterator
+        args_list, args_iter = "args_list", "args_iter"
+        while args_list in placeholder_vars:
+            args_list += "_"
+        while args_iter in placeholder_vars:
+            args_iter += "_"
+        names = global_names or {}
+        # Generate the function signature with args_list parameter
+        fn_def = f"def {self._func_name}(self, {args_list}){maybe_return_annotation}:"
+
+        if placeholder_vars:
+            fn_def += f"\\n    {args_iter} = {names.get('iter', 'iter')}({args_list})"
+            for var in placeholder_vars:
+                fn_def += f"\\n    {var} = {names.get('next', 'next')}({args_iter})"
+            fn_def += f"\\n    {args_list}.clear()"
+""",
+)
+CODEGEN_PYTREE = [
+    (
+        """\
+    def gen_var_bindings(
+        self, fn_args: list[str], free_vars: list[str], expanded_def: bool
+    ) -> str:
+        in_spec = self.pytree_info.in_spec
+""",
+        """\
+    def gen_var_bindings(
+        self,
+        fn_args: list[str],
+        free_vars: list[str],
+        expanded_def: bool,
+        global_names: dict[str, str] | None = None,
+    ) -> str:
+        fx_pytree_name = (global_names or {}).get("fx_pytree", "fx_pytree")
+        in_spec = self.pytree_info.in_spec
+""",
+    ),
+    (
+        '    {", ".join(without_annotation)}, = fx_pytree.tree_flatten_spec({fn_signature})"""\n',
+        '    {", ".join(without_annotation)}, = {fx_pytree_name}.tree_flatten_spec({fn_signature})"""\n',
+    ),
+    (
+        """\
+        expanded_def: bool = False,
+    ) -> str:
+        # Given a user function/model:
+""",
+        """\
+        expanded_def: bool = False,
+        global_names: dict[str, str] | None = None,
+    ) -> str:
+        # Given a user function/model:
+""",
+    ),
+    (
+        "            fn_definition += self.gen_var_bindings(fn_args, free_vars, expanded_def)\n",
+        """\
+            fn_definition += self._call_method_with_signature_check(
+                self.gen_var_bindings,
+                fn_args,
+                free_vars,
+                expanded_def,
+                global_names=global_names,
+            )
+""",
+    ),
+    (
+        """\
+        repr_fn: Callable[[object], str] | None = None,
+    ) -> str:
+        if repr_fn is None:
+            repr_fn = repr
+        if self.pytree_info and self.pytree_info.out_spec:
+""",
+        """\
+        repr_fn: Callable[[object], str] | None = None,
+        global_names: dict[str, str] | None = None,
+    ) -> str:
+        if repr_fn is None:
+            repr_fn = repr
+        pytree_name = (global_names or {}).get("pytree", "pytree")
+        if self.pytree_info and self.pytree_info.out_spec:
+""",
+    ),
+    (
+        '                        "return pytree.tree_unflatten(",\n',
+        '                        f"return {pytree_name}.tree_unflatten(",\n',
+    ),
+    (
+        '                return f"return pytree.tree_unflatten({repr_fn(output_args)}, self._out_spec)"\n',
+        '                return f"return {pytree_name}.tree_unflatten({repr_fn(output_args)}, self._out_spec)"\n',
+    ),
+]
+# torch/fx/graph_module.py: pickling and to_folder bind a registered builtin that the code
+# names otherwise
+CODEGEN_IMPORT_STATEMENT = (
+    """\
+    if name in _custom_builtins:
+        return _custom_builtins[name].import_str
+""",
+    """\
+    if name in _custom_builtins:
+        return _custom_builtins[name].import_str
+    renamed = _renamed_builtin(name, obj)
+    if renamed is not None:
+        return renamed
+""",
+)
+CODEGEN_RENAMED_BUILTIN = (
+    "def _format_import_block(globals: dict[str, Any], importer: Importer) -> str:\n",
+    '''\
+def _renamed_builtin(name: str, obj: object) -> str | None:
+    """How to bind the global ``name`` of generated code that is a registered
+    or Python builtin under another name (a parameter of the code has the
+    builtin's own name); None if ``obj`` is no such builtin."""
+    for builtin_name, (import_str, builtin_obj) in _custom_builtins.items():
+        if obj is builtin_obj and name != builtin_name:
+            return f"{import_str}\\n{name} = {builtin_name}"
+    base = name.rpartition("_")[0]
+    if base and getattr(builtins, base, None) is obj:
+        return f"{name} = {base}"
+    return None
+
+
+def _format_import_block(globals: dict[str, Any], importer: Importer) -> str:
+''',
+)
+CODEGEN_TO_FOLDER = (
+    '        custom_builtins = "\\n".join([v.import_str for v in _custom_builtins.values()])\n',
+    """\
+        custom_builtins = "\\n".join([v.import_str for v in _custom_builtins.values()])
+        for name, obj in self.graph.python_code("self").globals.items():
+            renamed = _renamed_builtin(name, obj)
+            if renamed is not None:
+                custom_builtins += f"\\n{renamed}"
+""",
+)
+CODEGEN_MODULE_IMPORT = (
+    "import base64\nimport contextlib\n",
+    "import base64\nimport builtins\nimport contextlib\n",
+)
+
 
 # _name_hoo_subgraph_placeholders (torch/_export/utils.py; torch/export/exported_program.py in
 # 2.4.1): one table says, for every HOP whose subgraphs receive its operands, which subgraphs and
@@ -493,74 +738,66 @@ _HOO_CHAIN_STOCK = """\
 _HOO_CHAIN_TABLE = """\
             # HOO subgraphs have varying input schemas: the table gives each
             # one's subgraphs and the operands their placeholders receive
-            subgraphs_and_operands = _HOP_SUBGRAPH_OPERANDS.get(node.target._name)
-            if subgraphs_and_operands is not None:
+            name = node.target._name
+            subgraphs_and_operands = _HOP_SUBGRAPH_OPERANDS.get(name)
+            if (
+                subgraphs_and_operands is None
+                or torch._ops._higher_order_ops.get(name) is not node.target
+            ):
+                continue
+            try:
                 subgraphs, operands = subgraphs_and_operands(*node._args)
-                for subgraph in subgraphs:
-                    subgraph_ph_tuples.append((getattr(gm, subgraph.target), operands))
+            except (TypeError, ValueError):  # a layout the table does not know
+                continue
+            for subgraph in subgraphs:
+                subgraph_ph_tuples.append((getattr(gm, subgraph.target), operands))
 """
 _HOO_DEF = "def _name_hoo_subgraph_placeholders(gm: torch.fx.GraphModule) -> None:\n"
 _HOP_TABLE_HEAD = """\
 # For each higher-order op whose subgraphs receive its operands as their
 # placeholders, in order: a function of the op node's args that returns
-# (the subgraphs, the operands). invoke_subgraph is not listed: its subgraph
-# is shared by every call of the same function, so one call's operands
-# cannot name it.
+# (the subgraphs, the operands). Not listed: invoke_subgraph and
+# invoke_quant_packed (a subgraph is shared by every call, so one call's
+# operands cannot name it), flex_attention (its subgraphs take scalars it
+# makes), run_const_graph (lifted constants), strict_mode,
+# tag_activation_checkpoint and local_map_hop (not tried).
 _HOP_SUBGRAPH_OPERANDS: "dict[str, Callable[..., Any]]" = {
-    "cond": lambda pred, true_fn, false_fn, operands: (
-        (true_fn, false_fn),
-        operands,
-    ),
-    "wrap_with_set_grad_enabled": lambda enabled, body, *operands: (
-        (body,),
-        operands,
-    ),
-    "map_impl": lambda body, xs, args: ((body,), (*xs, *args)),
 """
+
+
+def _hop_layouts() -> dict[str, tuple[tuple[str, str, str], ...]]:
+    """torch_export_names/_hops.py's HOP_LAYOUTS, read without importing the package (or torch):
+    the one description that the package's table and torch's table are both made from."""
+    import ast
+
+    path = Path(__file__).resolve().parent.parent / "torch_export_names" / "_hops.py"
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "HOP_LAYOUTS":
+            assert node.value is not None
+            return ast.literal_eval(node.value)
+    raise SystemExit(f"{path}: no HOP_LAYOUTS")
+
+
+def _hop_entry(name: str, layout: int = 0) -> str:
+    params, subgraphs, operands = _hop_layouts()[name][layout]
+    subgraphs, operands = (f"({t})" if "," in t else f"({t},)" for t in (subgraphs, operands))
+    return f'    "{name}": lambda {params}: (\n        {subgraphs},\n        {operands},\n    ),\n'
+
+
+# the table's keys: (HOP, its layout in HOP_LAYOUTS)
 _HOP_ENTRIES = {
-    "wrap_with_autocast": """\
-    "wrap_with_autocast": lambda device, dtype, enabled, cache, body, *operands: (
-        (body,),
-        operands,
-    ),
-""",
-    "while_loop": """\
-    "while_loop": lambda cond_fn, body_fn, carried, additional: (
-        (cond_fn, body_fn),
-        (*carried, *additional),
-    ),
-""",
-    "while_loop_stack_output": """\
-    "while_loop_stack_output": lambda cond_fn, body_fn, carried, additional: (
-        (cond_fn, body_fn),
-        (*carried, *additional),
-    ),
-""",
-    "scan": """\
-    "scan": lambda combine_fn, init, xs, additional: (
-        (combine_fn,),
-        (*init, *xs, *additional),
-    ),
-""",
-    "scan dim reverse": """\
-    "scan": lambda combine_fn, init, xs, dim, reverse, additional: (
-        (combine_fn,),
-        (*init, *xs, *additional),
-    ),
-""",
-    # combine_fn takes two elements of each xs, then the additional inputs
-    "associative_scan": """\
-    "associative_scan": lambda combine_fn, xs, additional: (
-        (combine_fn,),
-        (*xs, *xs, *additional),
-    ),
-""",
-    "associative_scan dim": """\
-    "associative_scan": lambda combine_fn, xs, dim: ((combine_fn,), (*xs, *xs)),
-""",
-    "hints_wrapper": """\
-    "hints_wrapper": lambda body, args, kwargs: ((body,), args),
-""",
+    "cond": ("cond", 0),
+    "wrap_with_set_grad_enabled": ("wrap_with_set_grad_enabled", 0),
+    "map_impl": ("map_impl", 0),
+    "wrap_with_autocast": ("wrap_with_autocast", 0),
+    "while_loop": ("while_loop", 0),
+    "while_loop_stack_output": ("while_loop_stack_output", 0),
+    "scan": ("scan", 0),
+    "scan dim reverse": ("scan", 1),
+    "associative_scan": ("associative_scan", 0),
+    "associative_scan dim": ("associative_scan", 1),
+    "hints_wrapper": ("hints_wrapper", 0),
+    "switch": ("switch", 0),
 }
 
 _WHILE_LOOP = "torch/_higher_order_ops/while_loop.py"
@@ -607,12 +844,17 @@ def _hop_entries(s: Sources) -> tuple[list[str], list[str]]:
         keys.append("hints_wrapper")
     else:
         notes.append("hints_wrapper")
+    if s.has("torch/_higher_order_ops/switch.py", r"super\(\).__call__\(index, branches, operands\)"):
+        keys.append("switch")
+    else:
+        notes.append("switch")
     return keys, notes
 
 
 def _hop_table(s: Sources) -> str:
     keys, _ = _hop_entries(s)
-    return _HOP_TABLE_HEAD + "".join(_HOP_ENTRIES[k] for k in keys) + "}\n\n\n" + _HOO_DEF
+    keys = ["cond", "wrap_with_set_grad_enabled", "map_impl", *keys]
+    return _HOP_TABLE_HEAD + "".join(_hop_entry(*_HOP_ENTRIES[k]) for k in keys) + "}\n\n\n" + _HOO_DEF
 
 
 def _hop_table_note(s: Sources) -> str:
@@ -692,6 +934,37 @@ _OLD_HOO_LOOP_NEW = """\
 """
 
 
+def _b(site: str, *pairs: tuple[str, str], path: str = _FX, **kw) -> Edit:
+    """An edit of part 2; each pair (old, new) is an alternative, the first that fits is applied
+    (a pair with a third item, a count, replaces that many occurrences)."""
+    alts = tuple(Alt(path, p[0], p[1], count=p[2] if len(p) > 2 else 1) for p in pairs)  # type: ignore[misc]
+    return Edit(f"{path}: {site}", alts, **kw)
+
+
+_HAS_COMPLEX_LITERAL = (
+    "complex numbers are written with repr() in this release",
+    lambda s: not s.has(_FX, r'return f"complex\(\{_get_repr'),
+)
+PART_B_EDITS: list[Edit] = [
+    _b("_format_target writes getattr under the name it is given", CODEGEN_FORMAT_TARGET),
+    _b("_gen_python_code reserves the parameters' names first", CODEGEN_RESERVE),
+    _b("qualified torch names under torch's global name", CODEGEN_QUALIFIED),
+    _b("the globals the code writes itself, and literal()", CODEGEN_PREFILL),
+    *(_b(f"literal {i}", pair) for i, pair in enumerate(CODEGEN_LITERALS[:2])),
+    # the complex branch of newer releases writes a finite complex with repr() too
+    _b("literal 2", CODEGEN_LITERALS[2], (*CODEGEN_LITERALS[2], 2)),
+    _b("complex() under its global name", CODEGEN_COMPLEX, na=_HAS_COMPLEX_LITERAL),
+    *(_b(f"getattr {i}", pair) for i, pair in enumerate(CODEGEN_GETATTR)),
+    *(_b(f"record_func {i}", pair) for i, pair in enumerate(CODEGEN_RECORD_FUNC)),
+    *(_b(f"global names to the code generator {i}", pair) for i, pair in enumerate(CODEGEN_PASS_NAMES)),
+    _b("_BoxedCodeGen's own names", CODEGEN_BOXED),
+    *(_b(f"_PyTreeCodeGen's globals {i}", pair) for i, pair in enumerate(CODEGEN_PYTREE)),
+    _b("import builtins", CODEGEN_MODULE_IMPORT, path=_FX_MODULE),
+    _b("pickling binds a renamed builtin", CODEGEN_IMPORT_STATEMENT, path=_FX_MODULE),
+    _b("_renamed_builtin", CODEGEN_RENAMED_BUILTIN, path=_FX_MODULE),
+    _b("to_folder binds a renamed builtin", CODEGEN_TO_FOLDER, path=_FX_MODULE),
+]
+
 EDITS: list[Edit] = [
     Edit(
         "torch/fx/graph.py: _Namespace._rename_object raises the per-base counter",
@@ -718,27 +991,10 @@ EDITS: list[Edit] = [
         ),
     ),
     Edit(
-        "torch/fx/node.py: Node._rename leaves the recording to __setattr__",
-        (Alt("torch/fx/node.py", RENAME_STOCK, RENAME_RECORDED_BY_SETATTR),),
-    ),
-    Edit(
         "torch/fx/node.py: Node.__setattr__ records a new name",
         (Alt("torch/fx/node.py", SETATTR_STOCK, SETATTR_RECORDING),),
     ),
-    Edit(
-        "torch/fx/graph.py: new Graph._keep_parameter_names",
-        (
-            Alt(
-                "torch/fx/graph.py",
-                "    def __str__(self) -> str:\n",
-                KEEP_PARAMETER_NAMES + "    def __str__(self) -> str:\n",
-            ),
-        ),
-    ),
-    Edit(
-        "torch/fx/graph.py: Graph._python_code generates through _keep_parameter_names",
-        (Alt("torch/fx/graph.py", PYTHON_CODE_STOCK, PYTHON_CODE_KEEPING),),
-    ),
+    *PART_B_EDITS,
     Edit(
         "_name_hoo_subgraph_placeholders: the table of HOP subgraphs and their operands",
         tuple(
@@ -761,3 +1017,7 @@ EDITS: list[Edit] = [
         ),
     ),
 ]
+
+PART_A = [0, 1]
+PART_B = list(range(2, 2 + len(PART_B_EDITS)))
+PART_C = list(range(2 + len(PART_B_EDITS), len(EDITS)))

@@ -1,6 +1,7 @@
-"""The upstream stack (patches/upstream/000*.patch) on torch 2.15.0's own files.
+"""The upstream changes (patches/upstream/000*.patch and hops/000*.patch) on torch 2.15.0's files.
 
-The stack is three ``git format-patch`` commits against v2.15.0. Its torch files come from
+The #202927 stack is two ``git format-patch`` commits against v2.15.0 (PR A, PR B); the HOP
+naming (PR C) is a series of its own in hops/. Its torch files come from
 ``release_files`` (the installed torch if it is 2.15.0, else read from the 2.15.0 wheel on PyPI,
 checked against the release's torch-2.15.0.sha256: marker ``network``, run with ``--network``).
 PyTorch's test files, which the stack also changes, are not in a wheel, so only the ``torch/``
@@ -23,6 +24,7 @@ from torch_export_names.tools.torch_patch import diff, overlay, store
 
 STACK_DIR = Path(__file__).resolve().parents[1] / "patches" / "upstream"
 STACK = sorted(STACK_DIR.glob("000*.patch"))
+HOPS = sorted((STACK_DIR / "hops").glob("000*.patch"))
 RELEASE = store.load("2.15.0")
 
 pytestmark = [
@@ -36,7 +38,7 @@ def torch_changes(patch: Path) -> list[diff.FileDiff]:
 
 
 def stack_paths() -> list[str]:
-    return sorted({f.path for patch in STACK for f in torch_changes(patch)})
+    return sorted({f.path for patch in [*STACK, *HOPS] for f in torch_changes(patch)})
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +67,17 @@ def files(repo: Path) -> dict[str, str]:
     return {path: (repo / path).read_text(encoding="utf-8") for path in stack_paths()}
 
 
-def test_the_stack_is_three_commits():
-    assert [p.name[:4] for p in STACK] == ["0001", "0002", "0003"]
-    subjects = [p.read_text(encoding="utf-8").split("Subject: ", 1)[1].split("\n", 1)[0] for p in STACK]
-    assert [s.split("]", 1)[0] for s in subjects] == ["[PATCH 1/3", "[PATCH 2/3", "[PATCH 3/3"]
+def test_the_stack_is_two_commits_and_the_hop_naming_one_of_its_own():
+    assert [p.name[:4] for p in STACK] == ["0001", "0002"]
+    assert [p.name[:4] for p in HOPS] == ["0001"]
+
+    def subject(p: Path) -> str:
+        return p.read_text(encoding="utf-8").split("Subject: ", 1)[1].split("\n", 1)[0]
+
+    assert [subject(p).split("]", 1)[0] for p in STACK] == ["[PATCH 1/2", "[PATCH 2/2"]
+    assert subject(HOPS[0]).startswith("[PATCH] [export] Name HOP subgraph placeholders")
+    fixes = [p.name for p in [*STACK, *HOPS] if "\nFixes #202927\n" in p.read_text(encoding="utf-8")]
+    assert fixes == [STACK[1].name]  # the code generator's fix closes the issue
 
 
 @pytest.mark.network
@@ -81,10 +90,10 @@ def test_each_commit_applies_to_the_release_after_the_ones_before(release, tmp_p
 
 
 @pytest.mark.network
-def test_the_whole_stack_gives_the_torch_files_of_the_release_patch(release, tmp_path):
+def test_the_stack_and_the_hop_naming_give_the_torch_files_of_the_release_patch(release, tmp_path):
     repo = tmp_path / "repo"
     shutil.copytree(release, repo)
-    for patch in STACK:
+    for patch in [*STACK, *HOPS]:
         apply(repo, patch)
     assert set(stack_paths()) == set(RELEASE.pristine)
     expected = {
@@ -95,11 +104,10 @@ def test_the_whole_stack_gives_the_torch_files_of_the_release_patch(release, tmp
 
 
 @pytest.mark.network
-def test_commit_3_applies_on_commit_1_without_commit_2(release, tmp_path):
+def test_the_hop_naming_applies_on_the_release_alone(release, tmp_path):
     repo = tmp_path / "repo"
     shutil.copytree(release, repo)
-    apply(repo, STACK[0])
-    apply(repo, STACK[2], check=True)
+    apply(repo, HOPS[0], check=True)
 
 
 # --- commit 1 on torch 2.15.0 itself ---------------------------------------------------------

@@ -185,16 +185,74 @@ EXPORT_1 = """\
 # --- commit 2: parameters of the generated code keep their names -------------------
 
 FX_2 = '''\
-    def test_codegen_parameter_named_like_a_global(self):
-        class M(torch.nn.Module):
-            def forward(self, inf):
-                return inf * float("inf") + inf
+    def _codegen_globals_graph(self, name):
+        # forward(self, a, <name>) whose body writes every global the code
+        # generator writes for itself: inf, nan, torch.<dtype>, device(...),
+        # Ellipsis, slice(...), range(...), complex(...) (or a complex repr),
+        # getattr(...), a builtin and a qualified torch name.
+        root = torch.nn.Module()
+        root.seq = torch.nn.Sequential(torch.nn.ReLU())
+        graph = torch.fx.Graph()
+        a, b = graph.placeholder("a"), graph.placeholder(name)
+        outputs = [
+            graph.call_function(operator.mul, (a, math.inf)),
+            graph.call_function(operator.mul, (a, math.nan)),
+            graph.call_method("to", (a, torch.float64)),
+            graph.call_method("to", (a,), {"device": torch.device("cpu")}),
+            graph.call_function(operator.getitem, (a, (Ellipsis, slice(0, 1)))),
+            graph.call_function(len, (range(3),)),
+            graph.call_function(operator.mul, (a, complex(0.0, 2.0))),
+            graph.call_module("seq.0", (a,)),
+            graph.call_function(torch.ops.aten.add.Tensor, (a, b)),
+        ]
+        graph.output(tuple(outputs))
+        return root, graph
 
-        # the body's constant inf must not read the parameter inf
+    def test_codegen_parameter_named_like_a_global(self):
+        from torch.fx.graph import _custom_builtins
+
+        a, b = torch.tensor([1.0, -2.0]), torch.tensor([3.0])
+        written = ["getattr", "slice", "range", "Ellipsis", "complex", "next", "iter"]
+        for name in [*_custom_builtins, *written]:
+            with self.subTest(name=name):
+                root, graph = self._codegen_globals_graph(name)
+                gm = GraphModule(root, graph)
+                expected = torch.fx.Interpreter(gm).run(a, b)
+                self.assertEqual(gm(a, b), expected)  # by position
+                self.assertEqual(gm(a, **{name: b}), expected)  # by keyword
+                self.assertEqual(pickle.loads(pickle.dumps(gm))(a, b), expected)
+                gm.print_readable(print_output=False, colored=True)
+                src = gm.graph.python_code("self", record_func=True).src
+                compile(src, "<record_func>", "exec")
+                with tempfile.TemporaryDirectory() as folder:
+                    gm.to_folder(folder, "M")
+                    module = os.path.join(folder, "module.py")
+                    with open(module) as f:
+                        compile(f.read(), module, "exec")
+
+    def test_codegen_parameter_named_like_a_global_nested_concrete_args(self):
+        class M(torch.nn.Module):
+            def forward(self, d, inf):
+                return d["a"] * math.inf + inf + d["b"]
+
         m, x = M(), torch.tensor([2.0, -3.0])
-        gm = symbolic_trace(m)
-        self.assertEqual(gm(x), m(x))
-        self.assertEqual(gm(inf=x), m(x))
+        d = {"a": x, "b": x}
+        gm = symbolic_trace(m, concrete_args={"d": {"a": PH, "b": PH}})
+        self.assertEqual(gm(d, x), m(d, x))
+        self.assertEqual(gm(d, inf=x), m(d, x))
+        self.assertEqual(pickle.loads(pickle.dumps(gm))(d, x), m(d, x))
+
+    def test_codegen_boxed_placeholders_named_like_its_own_names(self):
+        from torch.fx.graph import _BoxedCodeGen
+
+        graph = torch.fx.Graph()
+        phs = [graph.placeholder(n) for n in ("next", "args_iter", "args_list")]
+        add = graph.call_function(torch.add, (phs[0], phs[1]))
+        graph.output(graph.call_function(torch.mul, (add, phs[2])))
+        graph.set_codegen(_BoxedCodeGen())
+        gm = GraphModule(torch.nn.Module(), graph)
+        x = torch.tensor([1.0, 2.0])
+        self.assertEqual(gm([x, x, x]), (x + x) * x)
 
     def test_codegen_parameter_named_like_another_local(self):
         class M(torch.nn.Module):
@@ -211,14 +269,17 @@ FX_2 = '''\
     def test_codegen_unchanged_when_no_parameter_collides(self):
         class M(torch.nn.Module):
             def forward(self, x, input):
-                return x + input
+                return x[..., 0:1] * math.inf + input.to(torch.float32)
 
         self.assertExpectedInline(
             symbolic_trace(M()).code.strip(),
             """\\
 def forward(self, x, input):
     input_1 = input
-    add = x + input_1;  x = input_1 = None
+    getitem = x[(Ellipsis, slice(0, 1, None))];  x = None
+    mul = getitem * inf;  getitem = None
+    to = input_1.to(torch.float32);  input_1 = None
+    add = mul + to;  mul = to = None
     return add""",
         )
 
@@ -323,6 +384,37 @@ EXPORT_2 = """\
 # --- commit 3: HOP subgraph placeholders take the operands' names ----------------------
 
 EXPORT_3 = '''\
+    def test_switch_branch_placeholder_names(self):
+        from torch._higher_order_ops.switch import switch
+
+        class M(torch.nn.Module):
+            def forward(self, i, x, y):
+                return switch(i, [lambda a, b: a + b, lambda a, b: a * b], (x, y))
+
+        m, args = M(), (torch.tensor(1), torch.randn(3), torch.randn(3))
+        ep = export(m, args)
+        for branch in (ep.graph_module.branch0_graph_0, ep.graph_module.branch1_graph_0):
+            self.assertEqual(
+                [n.name for n in branch.graph.nodes if n.op == "placeholder"], ["x", "y"]
+            )
+        self.assertEqual(ep.module()(*args), m(*args))
+
+    def test_hop_layout_the_table_does_not_know_is_left_alone(self):
+        from torch._export import utils
+
+        class M(torch.nn.Module):
+            def forward(self, x, y):
+                return torch.cond(
+                    x.sum() > 0, lambda a, b: a + b, lambda a, b: a - b, (x, y)
+                )
+
+        m, args = M(), (torch.randn(3), torch.randn(3))
+        with unittest.mock.patch.dict(
+            utils._HOP_SUBGRAPH_OPERANDS, {"cond": lambda pred: ((), ())}
+        ):
+            ep = export(m, args)
+        self.assertEqual(ep.module()(*args), m(*args))
+
     def test_autocast_subgraph_placeholder_names(self):
         class M(torch.nn.Module):
             def forward(self, t_1):
@@ -337,7 +429,7 @@ EXPORT_3 = '''\
             str([n.name for n in region.graph.nodes if n.op == "placeholder"]),
             """['t_1']""",
         )
-        self._assert_node_names_recorded(ep.graph_module)
+        ep.graph_module.graph.lint()
 
     def test_while_loop_subgraph_placeholder_names(self):
         class M(torch.nn.Module):
@@ -354,7 +446,7 @@ EXPORT_3 = '''\
             self.assertEqual(
                 [n.name for n in sub.graph.nodes if n.op == "placeholder"], ["it", "x"]
             )
-        self._assert_node_names_recorded(ep.graph_module)
+        ep.graph_module.graph.lint()
 
     def test_while_loop_operand_passed_twice(self):
         class M(torch.nn.Module):
@@ -371,7 +463,7 @@ EXPORT_3 = '''\
             [n.name for n in body.graph.nodes if n.op == "placeholder"],
             ["clone", "clone_1"],
         )
-        self._assert_node_names_recorded(ep.graph_module)
+        ep.graph_module.graph.lint()
         self.assertEqual(ep.module()(*args), model(*args))
 
     def test_scan_subgraph_placeholder_names(self):
@@ -386,7 +478,7 @@ EXPORT_3 = '''\
             str([n.name for n in combine.graph.nodes if n.op == "placeholder"]),
             """['add', 'xs']""",
         )
-        self._assert_node_names_recorded(ep.graph_module)
+        ep.graph_module.graph.lint()
 
     def test_while_loop_scalar_operand_keeps_traced_name(self):
         class M(torch.nn.Module):
@@ -420,7 +512,7 @@ EXPORT_3 = '''\
         self.assertEqual(
             [n.name for n in body.graph.nodes if n.op == "placeholder"], ["x", "y"]
         )
-        self._assert_node_names_recorded(ep.graph_module)
+        ep.graph_module.graph.lint()
 
 '''
 

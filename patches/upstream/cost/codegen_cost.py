@@ -1,74 +1,66 @@
-"""What Graph._keep_parameter_names (commit 2) adds to a code generation, on a few-thousand-node graph.
+"""PR B's cost: recompile() of a graph with 3,000 inputs primals_1 ... primals_3000.
 
-PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=<overlay with the patched torch/fx/graph.py> python codegen_cost.py
+    python codegen_cost.py [--rounds 7]             # stock torch
+    PYTHONPATH=OVERLAY python codegen_cost.py       # torch with PR B (an overlay of the wheel)
 
-One process, process CPU time, best of many. "stock" is Graph._python_code with the helper replaced
-by a pass-through (torch's own code generation plus one call). A symbolic_trace of 1,000 x
-relu(x + b) * 2 (3,003 nodes) with parameters named (x, y): no parameter can collide, the common
-case; (x, input): a builtin name, so the generated code is checked (nothing clashes); (x, inf):
-collides, so the code is generated twice and edited. For (x, y) the helper's own work is also timed
-alone (generate() returning a ready PythonCode), since it is far below the run-to-run spread of a
-whole recompile() on a shared machine.
+The graph is what AOTAutograd hands a backend: placeholders primals_1 ... primals_3000 (every
+parameter has a numeric suffix) summed by 2,999 aten.add nodes, then one mul by math.inf (so
+the code writes the global inf). A second graph is the same with its last input renamed inf,
+which PR B must keep apart from the global. Prints one JSON line with the best process CPU
+time of ``GraphModule.recompile()`` for each (``recompile_ms``, ``recompile_inf_ms``). Run it
+on stock torch and with PR B, in separate processes, interleaved, and compare the minima.
 """
 
+from __future__ import annotations
+
+import argparse
+import json
 import math
 import time
-import timeit
 
 import torch
 import torch.fx
-import torch.fx.graph as fx_graph
-
-CURRENT = fx_graph.Graph._keep_parameter_names
 
 
-def stock(self, namespace, generate, *args, **kwargs):
-    return generate(*args, **kwargs)
+def make(n: int = 3000, last: str | None = None) -> torch.fx.GraphModule:
+    graph = torch.fx.Graph()
+    inputs = [graph.placeholder(f"primals_{i + 1}") for i in range(n)]
+    if last is not None:
+        inputs[-1].target = inputs[-1].name = last
+    total = inputs[0]
+    for x in inputs[1:]:
+        total = graph.call_function(torch.ops.aten.add.Tensor, (total, x))
+    graph.output((graph.call_function(torch.ops.aten.mul.Tensor, (total, math.inf)),))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
 
 
-def make(names, n=1000):
-    class M(torch.nn.Module):
-        def forward(self, a, b):
-            x = a
-            for _ in range(n):
-                x = torch.relu(x + b) * 2
-            return x * math.inf if names[1] == "inf" else x
-
-    gm = torch.fx.symbolic_trace(M())
-    for node, name in zip(gm.graph.find_nodes(op="placeholder"), names):
-        node.target = node.name = name
-    gm.recompile()
-    return gm
+def best(gm: torch.fx.GraphModule, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.process_time()
+        for _ in range(3):
+            gm.recompile()
+        times.append((time.process_time() - start) / 3)
+    return min(times)
 
 
-def best(fn, number, repeat=7):
-    return min(timeit.repeat(fn, number=number, repeat=repeat, timer=time.process_time)) / number
-
-
-def recompile(gm, helper):
-    fx_graph.Graph._keep_parameter_names = helper
-    try:
-        return best(gm.recompile, 3)
-    finally:
-        fx_graph.Graph._keep_parameter_names = CURRENT
-
-
-print(f"torch {torch.__version__}")
-for names in [("x", "y"), ("x", "input"), ("x", "inf")]:
-    gm = make(names)
-    times = {"stock": [], "current": []}
-    for _ in range(3):  # interleaved
-        times["stock"].append(recompile(gm, stock))
-        times["current"].append(recompile(gm, CURRENT))
-    s, c = min(times["stock"]), min(times["current"])
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--rounds", type=int, default=7)
+    rounds = p.parse_args().rounds
+    plain, inf = make(), make(last="inf")
     print(
-        f"parameters {', '.join(names)}: {len(gm.graph.nodes)} nodes; recompile() stock {s * 1e3:.1f} ms, "
-        f"with the helper {c * 1e3:.1f} ms: {c / s:.3f}x"
-    )
-    if names == ("x", "y"):
-        graph, namespace = gm.graph, fx_graph._Namespace()
-        code = graph._python_code(root_module="self", namespace=namespace)
-        own = best(lambda: CURRENT(graph, namespace, lambda: code), 200)
-        print(
-            f"  the helper's own work: {own * 1e6:.1f} us per code generation, {own / s * 100:.3f}% of stock's"
+        json.dumps(
+            {
+                "torch": torch.__version__,
+                "torch_file": torch.__file__,
+                "nodes": len(plain.graph.nodes),
+                "recompile_ms": round(best(plain, rounds) * 1e3, 2),
+                "recompile_inf_ms": round(best(inf, rounds) * 1e3, 2),
+            }
         )
+    )
+
+
+if __name__ == "__main__":
+    main()
