@@ -42,6 +42,7 @@ __all__ = [
     "refused_names",
     "is_recorded",
     "name_of",
+    "names_by_object",
     "names_at_risk",
     "namespace_restore",
     "namespace_snapshot",
@@ -350,6 +351,11 @@ def reserve_in(namespace, name: str) -> None:
 def is_used(namespace, name: str) -> bool:
     """Whether ``namespace`` has handed out ``name``."""
     return name in namespace._used_names
+
+
+def names_by_object(namespace) -> dict:
+    """The code generator's name space's object -> name table (read only)."""
+    return namespace._obj_to_name
 
 
 def name_of(namespace, obj: object) -> str | None:

@@ -131,35 +131,62 @@ class _Parameters:
                 by_name.setdefault(node.target.lstrip("*"), []).append(node)
         info = getattr(_ns.codegen_of(graph), "pytree_info", None)
         self.orig_args: list[str] = list(getattr(info, "orig_args", None) or ())
-        names = dict.fromkeys([*by_name, *self.orig_args])
-        self.params = [_Param(n, _nfkc(n), tuple(by_name.get(n, ()))) for n in names if n.isidentifier()]
-        self.keys = {p.key for p in self.params}
+        if self.orig_args:
+            by_name = {**by_name, **{a: by_name.get(a, []) for a in self.orig_args if a not in by_name}}
+        self.nodes = by_name  # name -> its placeholders (none: a pytree argument only)
+        self.names = [n for n in by_name if n.isidentifier()]
+
+    @functools.cached_property
+    def keys(self) -> set[str]:
+        """Every parameter's name as Python compiles it."""
+        return {_nfkc(n) for n in self.names}
+
+    def param(self, name: str) -> _Param:
+        return _Param(name, _nfkc(name), tuple(self.nodes[name]))
 
     def risky(self) -> list[_Param]:
-        """The parameters that could meet another name of the code (module docstring, step 1)."""
+        """The parameters that could meet another name of the code (module docstring, step 1),
+        a parameter with a numeric suffix included."""
+        risky, suffixed = self.risky_before()
+        return risky + [self.param(n) for n in suffixed]
+
+    def risky_before(self) -> tuple[list[_Param], list[str]]:
+        """``risky()`` before the code is generated, in two parts: the parameters at risk, and
+        those at risk only for their numeric suffix (``primals_1``: a name the code generator's
+        name space could give another node or global), which ``suffixed_at_risk`` settles from
+        the generated code's name space at the cost of a dict lookup each."""
         refused = _ns.refused_names()
         own, prefixes = codegen_locals()
-        risky, rest = [], []
-        for p in self.params:
-            if p.key == "self":  # the generator's own first parameter: nothing else can be it
+        risky: list[_Param] = []
+        suffixed: list[str] = []
+        rest: list[str] = []
+        for name in self.names:
+            if name == "self":  # the generator's own first parameter: nothing else can be it
                 continue
-            nodes = p.nodes
+            nodes = self.nodes[name]
             if (
-                p.key in refused
-                or p.key in own
+                not name.isascii()
+                or name in refused
+                or name in own
                 or len(nodes) != 1
-                or nodes[0].name != p.name
-                or p.key != p.name
-                or p.key.rpartition("_")[2].isdigit()  # a numeric suffix (split_suffix, inlined)
-                or (prefixes and p.key.startswith(prefixes))
+                or nodes[0].name != name
+                or (prefixes and name.startswith(prefixes))
             ):
-                risky.append(p)
+                risky.append(self.param(name))
+            elif name.rpartition("_")[2].isdigit():  # a numeric suffix (split_suffix, inlined)
+                suffixed.append(name)
             else:
-                rest.append(p)
+                rest.append(name)
         if rest:
             prologue = self.prologue_names()
-            risky += [p for p in rest if prologue is None or p.key in prologue]
-        return risky
+            risky += [self.param(n) for n in rest if prologue is None or n in prologue]
+        return risky, suffixed
+
+    def suffixed_at_risk(self, suffixed: list[str], namespace) -> list[_Param]:
+        """Those of ``suffixed`` whose placeholder the generated code's name space did not give
+        their own name: only then can another node or global have it (names there are unique)."""
+        local = _ns.names_by_object(namespace).get
+        return [self.param(n) for n in suffixed if local(self.nodes[n][0]) != n]
 
     def prologue_names(self) -> frozenset[str] | None:
         """The names ``gen_fn_def`` writes besides the parameters (``fx_pytree``, ``next``, ...),
@@ -179,7 +206,7 @@ class _Parameters:
     def _read_prologue_names(self) -> frozenset[str] | None:
         try:
             codegen = _with_orig_args(_ns.codegen_of(self.graph), lambda a: f"__tenp_{a}")
-            targets = [f"__tenp_{p.name}" for p in self.params if p.nodes]
+            targets = [f"__tenp_{n}" for n in self.names if self.nodes[n]]
             prologue = codegen.gen_fn_def(targets, "")
             table = symtable.symtable(f"{prologue}\n    pass\n", "<prologue>", "exec")
             fn = table.get_children()[0]
@@ -227,11 +254,14 @@ def keep_parameters(graph: torch.fx.Graph, namespace, generate: Callable[[], Any
     the same name space (step 4). Raises if the rewrite fails; the caller then keeps torch's code.
     """
     params = _Parameters(graph)
-    risky = params.risky()
-    if not risky:
+    risky, suffixed = params.risky_before()
+    if not risky and not suffixed:
         return generate()
     before = _ns.namespace_snapshot(namespace)
     code = generate()
+    risky += params.suffixed_at_risk(suffixed, namespace)
+    if not risky:
+        return code
     split = _split(code)
     prologue = params.prologue_names()
     suspects = _suspects(code, split, namespace, risky, prologue)
