@@ -225,9 +225,8 @@ def main(argv=None) -> int:
             "record_node_names, propagate_subgraph_names, repair); the deepcopy rebuild before them, "
             "in its own repetitions (it recompiles the module, which slows the calls after it); "
             "end-to-end hook off/on alternate, first of each pair swapped",
-            "reset_between_reps": "the just-exported names and "
-            "torch_export_names._fx_namespace.namespace_state, "
-            "put back untimed (repair is idempotent)",
+            "reset_between_reps": "the just-exported names and name spaces "
+            "(torch_export_names._fx_namespace.Rollback), put back untimed (repair is idempotent)",
         },
         "environment": environment(),
     }

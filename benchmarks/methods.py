@@ -72,48 +72,25 @@ METHODS: dict[str, Callable[[object], object]] = {
 
 
 class Unrepaired:
-    """Puts the graphs of a program back to their names as they were when this was created.
-
-    Keeps every node's name and target, and copies of the name space's containers
-    from ``torch_export_names._fx_namespace.namespace_state`` (the package's one
-    module for private state), which ``restore_namespace`` puts back:
-
-    - ``restore_namespace`` hands the containers to the graph (a later
-      ``record`` mutates them), so each reset restores fresh copies of them;
-    - reassigning every node's name and target updates the graph's node lookup
-      table (about 6 s per million nodes); when no node's name or target
-      changed (``repair`` renames HOP subgraph placeholders only) only the name
-      space is restored.
-
-    A graph that ``deepcopy_rebuild`` replaced is put back first (the setter
-    recompiles). All of this runs outside the timed region.
+    """Puts the graphs of a program back to their names as they were when this was created:
+    the package's own ``_fx_namespace.Rollback`` (every node's name and target, and copies of
+    each name space, taken up front; ``undo()`` repeatable), plus the graph objects themselves,
+    which ``deepcopy_rebuild`` replaces (the setter recompiles). A module whose names changed is
+    recompiled. All of this runs outside the timed region.
     """
 
     def __init__(self, obj):
         if isinstance(obj, torch.fx.Graph):
-            entries = [(None, obj)]
+            self._modules: list[tuple[torch.fx.GraphModule | None, torch.fx.Graph]] = [(None, obj)]
         else:
-            entries = [(m, m.graph) for m in graph_modules(obj)]
-        self._entries = [
-            (module, graph, list(graph.nodes), _fx_namespace.namespace_state(graph))
-            for module, graph in entries
-        ]
-        self._names = [
-            ([n.name for n in nodes], [n.target for n in nodes]) for _, _, nodes, _ in self._entries
-        ]
+            self._modules = [(m, m.graph) for m in graph_modules(obj)]
+        self._rollback = _fx_namespace.Rollback([g for _, g in self._modules], every_name=True)
 
     def reset(self) -> None:
-        for (module, graph, nodes, (used, obj_to_name, base_count)), (names, targets) in zip(
-            self._entries, self._names
-        ):
+        for module, graph in self._modules:
             if module is not None and module.graph is not graph:
                 module.graph = graph
-            unchanged = len(graph.nodes) == len(nodes) and all(
-                n.name == name and n.target is target for n, name, target in zip(nodes, names, targets)
-            )
-            if not unchanged:
-                for node, name, target in zip(nodes, names, targets):
-                    node.name, node.target = name, target
-            _fx_namespace.restore_namespace(graph, (set(used), dict(obj_to_name), dict(base_count)), [])
-            if module is not None and not unchanged:
+        changed = set(self._rollback.undo())
+        for module, graph in self._modules:
+            if module is not None and graph in changed:
                 module.recompile()

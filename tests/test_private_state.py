@@ -1,4 +1,5 @@
-"""If torch.fx's private name-space state is missing, warn once and change nothing."""
+"""torch.fx's private name-space state: if it is missing, warn once and change nothing; the rollback
+over it (``_fx_namespace.Rollback``) puts names back."""
 
 import warnings
 
@@ -7,6 +8,7 @@ import torch
 
 from torch_export_names import (
     TorchExportNamesWarning,
+    _fx_namespace,
     find_unrecorded_names,
     propagate_subgraph_names,
     record_node_names,
@@ -105,3 +107,37 @@ def test_without_the_state_is_affected_raises_and_doctor_says_it_cannot_tell(mon
     text = doctor.format_report(report)
     assert "this torch leaves node names unrecorded or illegal: cannot tell (torch X:" in text
     assert text.splitlines()[-1].startswith("next: this torch lacks the torch.fx state")
+
+
+def _graph_of_three():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(torch.relu, (x,)))
+    return graph
+
+
+def _names(graph):
+    return [(n.name, n.target) for n in graph.nodes], _fx_namespace.namespace_state(graph)
+
+
+def test_a_rollback_of_every_name_puts_a_graph_back_again_and_again():
+    graph = _graph_of_three()
+    before = _names(graph)
+    rollback = _fx_namespace.Rollback([graph], every_name=True)
+    for name in ("a", "b"):
+        node = next(iter(graph.nodes))
+        node.name = node.target = name  # as a pass would, unrecorded
+        _fx_namespace.record(graph, node)
+        assert rollback.undo() == [graph]
+        assert _names(graph) == before
+    assert rollback.undo() == []  # nothing changed since: no recompile needed
+
+
+def test_a_rollback_inside_another_hands_its_renames_out():
+    graph = _graph_of_three()
+    before = _names(graph)
+    with _fx_namespace.Rollback([graph]) as outer:
+        with _fx_namespace.Rollback([graph]):
+            _fx_namespace.rename(graph, next(iter(graph.nodes)), "renamed")
+    assert [n.name for n in graph.nodes][0] == "renamed"
+    assert outer.undo() == [graph] and _names(graph) == before

@@ -21,7 +21,7 @@ import builtins
 import functools
 import keyword
 import threading
-from typing import Iterable
+from typing import Any, Iterable
 
 import torch.fx
 
@@ -44,8 +44,6 @@ __all__ = [
     "name_of",
     "names_by_object",
     "names_at_risk",
-    "namespace_restore",
-    "namespace_snapshot",
     "namespace_state",
     "placeholders",
     "record",
@@ -210,8 +208,10 @@ _undo = threading.local()  # .log: list of (node, name, target) while a Rollback
 
 class Rollback:
     """What puts graphs' names back as they were: copies of each name space's containers, taken
-    up front, and ``(node, old name, old target)`` for every ``rename`` made in this thread while
-    it is open (the cost of the renames, not of a copy of every node's name).
+    up front, and either ``(node, old name, old target)`` for every ``rename`` made in this
+    thread while it is open (the cost of the renames, not of a copy of every node's name: what
+    ``repair`` uses) or, with ``every_name=True``, every node's name and target taken up front
+    (for putting a graph back again and again whatever changed it: the benchmarks).
 
         with Rollback(graphs) as rollback:
             try:
@@ -219,11 +219,14 @@ class Rollback:
             except BaseException:
                 rollback.undo()
                 raise
+
+    ``undo()`` can be called again: each call puts back fresh copies. A rollback opened inside
+    another hands its renames to the outer one when it closes without undoing them.
     """
 
-    def __init__(self, graphs: Iterable[torch.fx.Graph]) -> None:
-        self._states = [(g, namespace_state(g)) for g in graphs]
-        self._log: list[tuple[torch.fx.Node, str, object]] = []
+    def __init__(self, graphs: Iterable[torch.fx.Graph], *, every_name: bool = False) -> None:
+        self._states = [(g, namespace_state(g), _node_names(g) if every_name else None) for g in graphs]
+        self._log: list[tuple[torch.fx.Node, str, Any]] = []
         self._outer: list | None = None
 
     def __enter__(self) -> Rollback:
@@ -233,26 +236,57 @@ class Rollback:
 
     def __exit__(self, *exc) -> None:
         _undo.log = self._outer
+        if self._outer is not None:
+            self._outer.extend(self._log)
 
-    def undo(self) -> None:
-        """Every logged rename undone, every name space as it was."""
-        for graph, state in self._states:
-            restore_namespace(graph, state, self._log)
+    def undo(self) -> list[torch.fx.Graph]:
+        """Every logged rename undone, every node named as it was (``every_name``), every name
+        space as it was. Returns the graphs whose node names or targets it changed (their code
+        needs ``recompile()``)."""
+        changed = {node.graph for node, _, _ in self._log}
+        for node, name, target in reversed(self._log):
+            node.name, node.target = name, target
+        self._log.clear()
+        for graph, state, names in self._states:
+            if names is not None and _put_names_back(graph, names):
+                changed.add(graph)
+            restore_namespace(graph, state)
+        return [g for g, _, _ in self._states if g in changed]
 
 
-def namespace_state(graph: torch.fx.Graph):
-    """Copies of ``graph``'s name-space containers, for ``restore_namespace``."""
-    ns = _namespace(graph)
+def _node_names(graph: torch.fx.Graph):
+    nodes = list(graph.nodes)
+    return nodes, [n.name for n in nodes], [n.target for n in nodes]
+
+
+def _put_names_back(graph: torch.fx.Graph, names) -> bool:
+    """Whether any node of ``graph`` had another name or target than ``names`` says (then it is
+    put back; assigning every name is avoided when none changed: it updates torch's node index)."""
+    nodes, old_names, targets = names
+    if len(graph.nodes) == len(nodes) and all(
+        n.name == name and n.target is target for n, name, target in zip(nodes, old_names, targets)
+    ):
+        return False
+    for node, name, target in zip(nodes, old_names, targets):
+        node.name, node.target = name, target
+    return True
+
+
+def namespace_state(where) -> tuple[set, dict, dict]:
+    """Copies of the containers of a name space (a ``_Namespace``, or a graph's), for
+    ``restore_namespace``."""
+    ns = _namespace(where) if isinstance(where, torch.fx.Graph) else where
     return ns._used_names.copy(), ns._obj_to_name.copy(), ns._base_count.copy()
 
 
-def restore_namespace(graph: torch.fx.Graph, state, log: list) -> None:
-    """Undo the renames in ``log`` that touched ``graph`` and put its name space back."""
-    for node, name, target in reversed(log):
-        if node.graph is graph:
-            node.name, node.target = name, target
-    ns = _namespace(graph)
-    ns._used_names, ns._obj_to_name, ns._base_count = state
+def restore_namespace(where, state: tuple[set, dict, dict]) -> None:
+    """Put a name space (a ``_Namespace``, or a graph's) back as ``namespace_state`` saw it: into
+    its own containers (torch's code holds them), from the copies (which stay as they are)."""
+    ns = _namespace(where) if isinstance(where, torch.fx.Graph) else where
+    used, obj_to_name, base_count = state
+    for mine, saved in ((ns._used_names, used), (ns._obj_to_name, obj_to_name), (ns._base_count, base_count)):
+        mine.clear()
+        mine.update(saved)
 
 
 def rename(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> None:
@@ -304,21 +338,6 @@ def placeholders(graph: torch.fx.Graph) -> list[torch.fx.Node]:
 
 
 # --- the code generator's own name space (``codegen_guard``) ------------------------------------
-
-
-def namespace_snapshot(namespace) -> tuple[set, dict, dict]:
-    """Copies of a ``_Namespace``'s containers, for ``namespace_restore``."""
-    return namespace._used_names.copy(), namespace._obj_to_name.copy(), namespace._base_count.copy()
-
-
-def namespace_restore(namespace, state: tuple[set, dict, dict]) -> None:
-    """Put ``namespace`` back as ``namespace_snapshot`` saw it (into the same containers)."""
-    used, obj_to_name, base_count = state
-    for mine, saved in ((namespace._used_names, used), (namespace._obj_to_name, obj_to_name)):
-        mine.clear()
-        mine.update(saved)
-    namespace._base_count.clear()
-    namespace._base_count.update(base_count)
 
 
 def codegen_of(graph: torch.fx.Graph):

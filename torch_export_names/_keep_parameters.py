@@ -257,7 +257,7 @@ def keep_parameters(graph: torch.fx.Graph, namespace, generate: Callable[[], Any
     risky, suffixed = params.risky_before()
     if not risky and not suffixed:
         return generate()
-    before = _ns.namespace_snapshot(namespace)
+    before = _ns.namespace_state(namespace)
     code = generate()
     risky += params.suffixed_at_risk(suffixed, namespace)
     if not risky:
@@ -570,7 +570,7 @@ class _Renamed:
 def _regenerated(graph, params: _Parameters, suspects: list[_Param], namespace, before, stock, regenerate):
     """Step 4: generate with the suspects under fresh names, redirect every use of their names,
     then give the parameters their names back."""
-    _ns.namespace_restore(namespace, before)
+    _ns.restore_namespace(namespace, before)
     keys = {p.key for p in suspects}
     for key in keys:  # no local or registered global of this code may take a suspect's name
         _ns.reserve_in(namespace, key)
@@ -594,7 +594,7 @@ def _regenerated(graph, params: _Parameters, suspects: list[_Param], namespace, 
     spellings = _Spellings(code, namespace, params, keys)
     src = _rewrite(code.src, keys, spellings)
     if src is None:  # nothing but the parameters used the names: torch's code is right
-        _ns.namespace_restore(namespace, before)
+        _ns.restore_namespace(namespace, before)
         return stock
     back = {new: old for old, new in fresh.items()}
     code.src = _words(back).sub(
