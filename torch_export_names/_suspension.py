@@ -23,7 +23,13 @@ def active() -> bool:
 
 @contextlib.contextmanager
 def suspended() -> Iterator[None]:
-    """Bypass every patch of the package in this thread inside the block."""
+    """Exports made in this thread inside the block are not repaired, graphs are copied as
+    torch copies them, and fx generates code without the guard: every patch of the package is
+    bypassed in this thread (``hook.suspended``, ``codegen_guard.suspended``).
+
+    For measuring stock torch (``is_affected``, ``doctor``) whatever the hook's state; other
+    threads are not affected, and the patches stay in place.
+    """
     _local.depth = getattr(_local, "depth", 0) + 1
     try:
         yield

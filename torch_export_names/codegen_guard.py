@@ -14,14 +14,13 @@ Importing this module imports nothing of torch; ``activate()`` installs the guar
 
 from __future__ import annotations
 
-import functools
 import sys
 import weakref
 from typing import TYPE_CHECKING, Any
 
 from . import _suspension
 from ._after_import import after_import
-from ._patching import MARKER, Patch, PatchSet
+from ._patching import MARKER, Patch, PatchSet, wrapping
 
 if TYPE_CHECKING:
     import torch.fx
@@ -42,37 +41,32 @@ def _warn_failed(e: Exception) -> None:
     )
 
 
-def _wrapper(patch: Patch):
-    """``make`` of the ``Graph._python_code`` patch."""
-    original = patch.original
+def _guarded(original, self, root_module, namespace, *args, **kwargs):
+    """``Graph._python_code`` with the parameters kept apart (``_keep_parameters``); torch's own
+    code while suspended or if that fails."""
+    if _suspension.active():
+        _generated[self] = False
+        return original(self, root_module, namespace, *args, **kwargs)
+    from ._keep_parameters import keep_parameters
 
-    @functools.wraps(original)
-    def _python_code(self, root_module, namespace, *args, **kwargs):
-        if not patch.is_live(_python_code) or _suspension.active():
-            _generated[self] = False
-            return original(self, root_module, namespace, *args, **kwargs)
-        from ._keep_parameters import keep_parameters
+    stock: list[Any] = []
 
-        stock: list[Any] = []
+    def generate():
+        stock.append(original(self, root_module, namespace, *args, **kwargs))
+        return stock[-1]
 
-        def generate():
+    def regenerate(nodes, codegen):
+        return codegen._gen_python_code(nodes, root_module, namespace, *args, **kwargs)
+
+    try:
+        code = keep_parameters(self, namespace, generate, regenerate)
+    except Exception as e:  # noqa: BLE001 - never worse than torch: its own code stands
+        _warn_failed(e)
+        if not stock:  # it failed before torch generated anything (it wrote nothing yet)
             stock.append(original(self, root_module, namespace, *args, **kwargs))
-            return stock[-1]
-
-        def regenerate(nodes, codegen):
-            return codegen._gen_python_code(nodes, root_module, namespace, *args, **kwargs)
-
-        try:
-            code = keep_parameters(self, namespace, generate, regenerate)
-        except Exception as e:  # noqa: BLE001 - never worse than torch: its own code stands
-            _warn_failed(e)
-            if not stock:  # it failed before torch generated anything (it wrote nothing yet)
-                stock.append(original(self, root_module, namespace, *args, **kwargs))
-            code = stock[0]
-        _generated[self] = True
-        return code
-
-    return _python_code
+        code = stock[0]
+    _generated[self] = True
+    return code
 
 
 def _make_patches() -> list[Patch]:
@@ -86,7 +80,7 @@ def _make_patches() -> list[Patch]:
             older.remove()
         else:
             break
-    return [Patch(cls, "_python_code", _wrapper)]
+    return [Patch(cls, "_python_code", wrapping(_guarded))]
 
 
 _guard = PatchSet(_make_patches)

@@ -17,14 +17,13 @@ again.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import threading
 from typing import Iterator, NamedTuple
 
 from . import _suspension, codegen_guard
 from ._after_import import after_import
-from ._patching import Patch, PatchSet
+from ._patching import Patch, PatchSet, wrapping
 
 __all__ = ["HookStatus", "install", "installed", "is_installed", "status", "suspended", "uninstall"]
 
@@ -99,33 +98,26 @@ def _quiet() -> bool:
     return _suspension.active() or bool(getattr(_local, "in_hook", False))
 
 
-def _init_wrapper(patch: Patch):
-    """``make`` of the ``ExportedProgram.__init__`` patch: torch's constructor, then repair."""
-    original = patch.original
-
-    @functools.wraps(original)
-    def __init__(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        # Not while suspended (doctor, is_affected measure stock torch), not
-        # for a program built by the hook's own work, not once uninstalled
-        # (a wrapper someone else put on top of ours keeps calling us).
-        if not patch.is_live(__init__) or _quiet():
-            return
-        _local.in_hook = True
-        try:
-            _repair_or_leave(self)
-        finally:
-            _local.in_hook = False
-
-    return __init__
+def _init(original, self, *args, **kwargs):
+    """``ExportedProgram.__init__``: torch's constructor, then repair. Not while suspended
+    (doctor, is_affected measure stock torch), not for a program built by the hook's own work
+    (``_quiet``), not once uninstalled (``wrapping``)."""
+    original(self, *args, **kwargs)
+    _local.in_hook = True
+    try:
+        _repair_or_leave(self)
+    finally:
+        _local.in_hook = False
 
 
 def _make_patches() -> list[Patch]:
     # The module import may run TORCH_EXPORT_NAMES's bootstrap, which calls install() again in
-    # this thread: that inner call applies the set (PatchSet.request is re-entrant).
+    # this thread: that inner call applies the set (PatchSet.request is re-entrant). So torch is
+    # imported first, and only then what imports torch.fx at module level (_copies).
+    cls = _exported_program_class()
     from ._copies import patches as copy_patches
 
-    return [Patch(_exported_program_class(), "__init__", _init_wrapper), *copy_patches()]
+    return [Patch(cls, "__init__", wrapping(_init, bypassed=_quiet)), *copy_patches()]
 
 
 def _add_executorch_patches() -> None:
@@ -219,13 +211,4 @@ def installed(*, strict: bool = False) -> Iterator[None]:
             _local.strict = outer_strict
 
 
-@contextlib.contextmanager
-def suspended() -> Iterator[None]:
-    """Exports made in this thread inside the block are not repaired, graphs are copied as
-    torch copies them, and fx generates code without the guard.
-
-    For measuring stock torch (``is_affected``, ``doctor``) whatever the hook's
-    state; other threads are not affected, and the hook stays in place.
-    """
-    with _suspension.suspended():
-        yield
+suspended = _suspension.suspended  # exports in this thread inside the block are torch's own

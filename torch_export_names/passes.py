@@ -160,7 +160,6 @@ def legalize_node_names(obj: Program, *, strict: bool = False) -> int:
     graphs = _checked_graphs(obj, strict, "legalize_node_names")
     if graphs is None:
         return 0
-    codegen_guard.install()
     illegal: dict[int, list[torch.fx.Node]] = {}
     for i, (_, _, graph) in enumerate(graphs):
         found = [n for n in _ns.placeholders(graph) if _ns.is_illegal(n)]
@@ -202,9 +201,9 @@ def repair(obj: Program, *, strict: bool = False) -> RepairReport:
     ``find_illegal_names(obj)`` are empty. Modifies ``obj`` in place, all or nothing: if any
     step fails, every name, name space and signature is put back and the error raised.
 
-    Also puts the code-generator guard in place for this process (``codegen_guard``;
-    importing the package does too), so that code generated for the program, now or after
-    later passes, never lets a parameter such as ``inf`` shadow a global of that code.
+    Code generated for the program, now or after later passes, keeps a parameter such as
+    ``inf`` apart from the globals of that code: importing the package put the code-generator
+    guard (``codegen_guard``) in place; code generated before that is generated again here.
     """
     graphs = _checked_graphs(obj, strict, "repair")
     if graphs is None:
@@ -233,7 +232,6 @@ def _repair(obj: Program, graphs) -> RepairReport:
         recorded += _ns.record_all(graph, found)
         if found:
             illegal[i] = found
-    codegen_guard.install()
     legalized = _legalize(obj, graphs, illegal) if illegal else 0
     if isinstance(obj, torch.export.ExportedProgram):
         legalized += len(_signature.legalize_arguments(obj))

@@ -28,7 +28,6 @@ On the GPU and LPAI backends it is exactly ``QnnPartitioner``.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 from typing import Callable, Iterator, List, Optional, Tuple
 
@@ -37,7 +36,7 @@ from executorch.backends.qualcomm.partition.qnn_partitioner import QnnPartitione
 from executorch.backends.qualcomm.serialization.qc_schema import QnnExecuTorchBackendType
 from torch.export import ExportedProgram
 
-from .._patching import Patch, PatchSet, original_of
+from .._patching import Patch, PatchSet, original_of, wrapping
 from .constant_only import constant_only_nodes, is_quantize_op
 
 __all__ = ["ConstantAwareQnnPartitioner", "install", "installed", "is_installed", "uninstall"]
@@ -119,18 +118,8 @@ class ConstantAwareQnnPartitioner(QnnPartitioner):
 
 
 def _calling(impl: Callable):
-    """``make`` of a ``QnnPartitioner`` method patch: ``impl`` while the patch is live."""
-
-    def make(patch: Patch):
-        @functools.wraps(impl)
-        def method(self, *args, **kwargs):
-            if patch.is_live(method):
-                return impl(self, *args, **kwargs)
-            return patch.original(self, *args, **kwargs)  # removed, but wrapped over: call through
-
-        return method
-
-    return make
+    """``make`` of a ``QnnPartitioner`` method patch: ``impl`` in place of the method."""
+    return wrapping(lambda original, *args, **kwargs: impl(*args, **kwargs))
 
 
 def _make_patches() -> list[Patch]:
