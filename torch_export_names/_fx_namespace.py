@@ -49,7 +49,6 @@ __all__ = [
     "record",
     "record_all",
     "rename",
-    "reserve_in",
     "reserve_name",
     "restore_namespace",
     "split_suffix",
@@ -148,12 +147,13 @@ def is_illegal(node: torch.fx.Node) -> bool:
     )
 
 
-def reserve_name(graph: torch.fx.Graph, name: str) -> bool:
-    """Mark ``name`` as used in ``graph``'s name space without binding it to a node.
+def reserve_name(where, name: str) -> bool:
+    """Mark ``name`` as used in a name space (a graph's, or a ``_Namespace``: the code
+    generator's) without binding it to anything, so ``create_name`` gives it to nothing.
 
     Returns True if the name was not used before.
     """
-    ns = _namespace(graph)
+    ns = _namespace(where) if isinstance(where, torch.fx.Graph) else where
     new = name not in ns._used_names
     ns._used_names.add(name)
     base, num = split_suffix(name)
@@ -362,11 +362,6 @@ def custom_builtins() -> dict:
     return custom
 
 
-def reserve_in(namespace, name: str) -> None:
-    """Mark ``name`` as handed out in ``namespace``, so ``create_name`` gives it to nothing."""
-    namespace._used_names.add(name)
-
-
 def is_used(namespace, name: str) -> bool:
     """Whether ``namespace`` has handed out ``name``."""
     return name in namespace._used_names
@@ -396,14 +391,3 @@ def take_name(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> bool:
     return True
 
 
-def restore_names(graph: torch.fx.Graph, names: dict[torch.fx.Node, str]) -> None:
-    """Give each node of ``names`` its name back and record it (targets stay as they are).
-
-    For a copy of a graph whose names are unique: the copy's name space legalized some of them
-    (``input`` -> ``input_1``), and giving every node its original name back is a permutation of
-    names, so no two nodes end up sharing one.
-    """
-    for node, name in names.items():
-        node.name = name
-    for node in names:
-        record(graph, node)

@@ -573,7 +573,7 @@ def _regenerated(graph, params: _Parameters, suspects: list[_Param], namespace, 
     _ns.restore_namespace(namespace, before)
     keys = {p.key for p in suspects}
     for key in keys:  # no local or registered global of this code may take a suspect's name
-        _ns.reserve_in(namespace, key)
+        _ns.reserve_name(namespace, key)
     taken = set(re.findall(r"\w+", stock.src)) | params.keys
     fresh: dict[str, str] = {}
     for p in suspects:
