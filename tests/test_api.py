@@ -180,3 +180,22 @@ def test_the_readme_api_table_gives_each_functions_signature():
         assert params == _written_signature(func), name
         if returns:
             assert returns == inspect.signature(func).return_annotation, name
+
+
+def test_the_names_for_type_checkers_are_the_lazy_table():
+    """``__init__`` lists the public API once, in ``_EXPORTS`` (``__all__`` and ``__getattr__``
+    come from it); its ``TYPE_CHECKING`` imports, which give type checkers the same names, must
+    not drift from it."""
+    import ast
+
+    tree = ast.parse(inspect.getsource(torch_export_names))
+    block = next(
+        n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING"
+    )
+    imported = {
+        (node.module.lstrip("."), alias.name)
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == {(module, name) for name, module in torch_export_names._EXPORTS.items()}

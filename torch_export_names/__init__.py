@@ -64,6 +64,7 @@ from . import codegen_guard  # noqa: E402 - imports nothing of torch
 
 codegen_guard.activate()
 
+# The same names for type checkers (``_EXPORTS`` is the list; tests/test_api.py keeps them equal).
 if TYPE_CHECKING:
     from ._detect import is_affected
     from ._warnings import PrivateStateMissing, TorchExportNamesWarning

@@ -1,9 +1,10 @@
 """One way to put an attribute of ours on a class of torch's or ExecuTorch's, and take it off.
 
-Used by the export hook (``ExportedProgram.__init__``, ``torch.fx.Graph.__deepcopy__``), the
-code-generator guard (``torch.fx.Graph._python_code``), the audit (``torch.fx.Graph`` methods)
-and the ExecuTorch adapter (``QnnPartitioner`` methods). ``PatchSet`` is how the hook and the
-adapter keep theirs in place while anybody asks: ``install()`` or an ``installed()`` block.
+Used by the export hook (``ExportedProgram.__init__``, and ``_copies``' ``Graph.node_copy`` and
+``ExportPass.placeholder``), the code-generator guard (``torch.fx.Graph._python_code``), the
+audit (``torch.fx.Graph`` methods) and the ExecuTorch adapter (``QnnPartitioner`` methods).
+``PatchSet`` is how the hook and the adapter keep theirs in place while anybody asks:
+``install()`` or an ``installed()`` block.
 
 - ``apply()`` replaces the class's own attribute (``owner.__dict__[name]``, possibly absent)
   by the object ``make(patch)`` returns (``patch.original`` is the attribute it replaces);
@@ -52,7 +53,7 @@ class Patch:
 
     ``make(patch)`` builds the replacement; ``patch.original`` is the class's own attribute, or
     ``None`` if it had none (then look the attribute up on the bases if you need to call it).
-    A wrapper that must go inert once removed checks ``patch.is_live(itself)``.
+    A wrapper that must go inert once removed is made by ``wrapping``.
     """
 
     def __init__(self, owner: type, name: str, make: Callable[[Patch], Any]) -> None:

@@ -1,8 +1,8 @@
 """Whether the package's patches are bypassed in this thread (``hook.suspended()``).
 
-One counter for every patch the package puts on torch (the export hook, the deepcopy patch, the
-code-generator guard), so that measuring stock torch (``is_affected``, ``doctor``, the probe of
-fx's code generator) bypasses all of them in one thread and none in another.
+One counter for every patch the package puts on torch (the export hook, the copy and re-trace
+patches, the code-generator guard), so that measuring stock torch (``is_affected``, ``doctor``,
+the probe of fx's code generator) bypasses all of them in one thread and none in another.
 """
 
 from __future__ import annotations
