@@ -370,7 +370,7 @@ CODEGEN_RESERVE = (
                 name = unicodedata.normalize("NFKC", name)
             namespace._used_names.add(name)
         for node, name in own_names.items():
-            if _name_regex.match(name):
+            if name.isascii() and name.isidentifier():  # create_name would keep it
                 namespace._obj_to_name.setdefault(node, name)
         # The names under which the code refers to the globals it writes
         # itself: their own, unless a parameter has it.
@@ -379,6 +379,23 @@ CODEGEN_RESERVE = (
         def add_global(name_hint: str, obj: Any) -> str:
 """,
 )
+
+# releases before 2.13 declare add_global without a return type
+CODEGEN_RESERVE_UNTYPED = tuple(
+    t.replace("def add_global(name_hint: str, obj: Any) -> str:", "def add_global(name_hint: str, obj: Any):")
+    for t in CODEGEN_RESERVE
+)
+
+# releases before 2.7 ask the namespace (_Namespace._is_illegal_name), not _illegal_names
+CODEGEN_RESERVE_NAMESPACE_CHECK = tuple(
+    t.replace("name not in _illegal_names", "not namespace._is_illegal_name(name, node)")
+    for t in CODEGEN_RESERVE_UNTYPED
+)
+
+
+def _has_illegal_names(s: Sources) -> bool:
+    return s.has(_FX, r"^_illegal_names = ")
+
 
 CODEGEN_QUALIFIED = (
     """\
@@ -431,6 +448,29 @@ CODEGEN_PREFILL = (
             return text
 """,
 )
+
+# 2.4.1 and 2.5.1 write tuples, lists and slices with repr() too
+CODEGEN_PREFILL_CONTAINERS = (
+    CODEGEN_PREFILL[0],
+    CODEGEN_PREFILL[1].replace(
+        """            if text.startswith("torch."):""",
+        """            if type(arg) is tuple:  # this release writes containers with repr()
+                if len(arg) == 1:
+                    return f"({literal(arg[0])},)"
+                return "(" + ", ".join(map(literal, arg)) + ")"
+            if type(arg) is list:
+                return "[" + ", ".join(map(literal, arg)) + "]"
+            if isinstance(arg, slice):
+                parts = (literal(arg.start), literal(arg.stop), literal(arg.step))
+                return f"{global_names['slice']}({', '.join(parts)})"
+            if text.startswith("torch."):""",
+    ),
+)
+
+
+def _recurses_containers(s: Sources) -> bool:
+    return s.has(_FX, r"^            elif isinstance\(arg, tuple\):")
+
 
 CODEGEN_LITERALS = [
     (
@@ -934,6 +974,229 @@ _OLD_HOO_LOOP_NEW = """\
 """
 
 
+# --- Part 2 in releases before 2.13 (their own signatures and quoting)
+_SIG_OLD = "        self, free_vars, maybe_return_annotation, *, expanded_def: bool = False\n    ):\n"
+_SIG_NEW = """\
+        self,
+        free_vars,
+        maybe_return_annotation,
+        *,
+        expanded_def: bool = False,
+        global_names=None,
+    ):
+"""
+_BOXED_HEAD_OLD = "        expanded_def: bool = False,\n    ) -> str:\n"
+_BOXED_HEAD_NEW = "        expanded_def: bool = False,\n        global_names: dict[str, str] | None = None,\n    ) -> str:\n"
+CODEGEN_BOXED_UNTYPED = (
+    _SIG_OLD + CODEGEN_BOXED[0].removeprefix(_BOXED_HEAD_OLD),
+    _SIG_NEW + CODEGEN_BOXED[1].removeprefix(_BOXED_HEAD_NEW),
+)
+CODEGEN_BINDINGS_UNTYPED = (
+    """\
+    def gen_var_bindings(self, fn_args, free_vars, expanded_def) -> str:
+        in_spec = self.pytree_info.in_spec
+""",
+    """\
+    def gen_var_bindings(
+        self, fn_args, free_vars, expanded_def, global_names=None
+    ) -> str:
+        fx_pytree_name = (global_names or {}).get("fx_pytree", "fx_pytree")
+        in_spec = self.pytree_info.in_spec
+""",
+)
+CODEGEN_PYTREE_DEF_UNTYPED = (
+    _SIG_OLD + "        # Given a user function/model:\n",
+    _SIG_NEW + "        # Given a user function/model:\n",
+)
+# 2.9.1 writes the bindings in gen_fn_def itself
+CODEGEN_PYTREE_DEF_BINDINGS = (
+    _SIG_OLD + "        # Given a user function/model:\n",
+    _SIG_NEW
+    + '        fx_pytree_name = (global_names or {}).get("fx_pytree", "fx_pytree")\n'
+    + "        # Given a user function/model:\n",
+)
+CODEGEN_PYTREE_OUTPUT_REPR_FN = (
+    """\
+        self, output_args, *, descs: Any | None = None, repr_fn: Any | None = None
+    ):
+        if repr_fn is None:
+            repr_fn = repr
+        if self.pytree_info and self.pytree_info.out_spec:
+""",
+    """\
+        self,
+        output_args,
+        *,
+        descs: Any | None = None,
+        repr_fn: Any | None = None,
+        global_names: dict[str, str] | None = None,
+    ):
+        if repr_fn is None:
+            repr_fn = repr
+        pytree_name = (global_names or {}).get("pytree", "pytree")
+        if self.pytree_info and self.pytree_info.out_spec:
+""",
+)
+CODEGEN_PYTREE_OUTPUT_DESCS = (
+    """\
+    def generate_output(self, output_args, *, descs: Optional[Any] = None):
+        if self.pytree_info and self.pytree_info.out_spec:
+""",
+    """\
+    def generate_output(
+        self,
+        output_args,
+        *,
+        descs: Optional[Any] = None,
+        global_names=None,
+    ):
+        pytree_name = (global_names or {}).get("pytree", "pytree")
+        if self.pytree_info and self.pytree_info.out_spec:
+""",
+)
+CODEGEN_PYTREE_UNFLATTEN_DESCS = (
+    '                        output_args, descs, "return pytree.tree_unflatten("\n',
+    '                        output_args, descs, f"return {pytree_name}.tree_unflatten("\n',
+)
+CODEGEN_PYTREE_UNFLATTEN_REPR = (
+    '                    f"return pytree.tree_unflatten({repr(output_args)}, self._out_spec)"\n',
+    '                    f"return {pytree_name}.tree_unflatten({repr(output_args)}, self._out_spec)"\n',
+)
+CODEGEN_OUTPUT_CALL_DESCS = (
+    """\
+                        descs=desc if expanded_def else None,
+                    )
+""",
+    """\
+                        descs=desc if expanded_def else None,
+                        global_names=global_names,
+                    )
+""",
+)
+# releases before 2.13 have no "from __future__ import annotations" in graph_module.py
+CODEGEN_IMPORT_BLOCK_UNTYPED = tuple(
+    t.replace(
+        "def _format_import_block(globals: dict[str, Any], importer: Importer) -> str:",
+        "def _format_import_block(globals: dict[str, Any], importer: Importer):",
+    ).replace(
+        "def _renamed_builtin(name: str, obj: object) -> str | None:",
+        "def _renamed_builtin(name: str, obj: object):",
+    )
+    for t in CODEGEN_RENAMED_BUILTIN
+)
+CODEGEN_IMPORT_BLOCK_DICT = tuple(
+    t.replace("dict[str, Any]", "Dict[str, Any]") for t in CODEGEN_IMPORT_BLOCK_UNTYPED
+)
+# releases before 2.9 call gen_fn_def and generate_output directly: global_names is passed to
+# the ones that take it (a code generator of another library may not)
+CODEGEN_OUTPUT_CALL_DIRECT = (
+    "                body.append(self.generate_output(node.args[0]))\n",
+    """\
+                output_kwargs = (
+                    {"global_names": global_names}
+                    if "global_names" in inspect.signature(self.generate_output).parameters
+                    else {}
+                )
+                body.append(self.generate_output(node.args[0], **output_kwargs))
+""",
+)
+CODEGEN_FN_DEF_CALL_DIRECT = (
+    "        prologue = self.gen_fn_def(free_vars, maybe_return_annotation[0])\n",
+    """\
+        fn_def_kwargs = (
+            {"global_names": global_names}
+            if "global_names" in inspect.signature(self.gen_fn_def).parameters
+            else {}
+        )
+        prologue = self.gen_fn_def(free_vars, maybe_return_annotation[0], **fn_def_kwargs)
+""",
+)
+CODEGEN_PYTREE_DEF_PLAIN = (
+    "    def gen_fn_def(self, free_vars, maybe_return_annotation):\n",
+    """\
+    def gen_fn_def(self, free_vars, maybe_return_annotation, global_names=None):
+        fx_pytree_name = (global_names or {}).get("fx_pytree", "fx_pytree")
+""",
+)
+CODEGEN_PYTREE_BINDING_QUOTES = (
+    '    {\', \'.join(without_annotation)}, = fx_pytree.tree_flatten_spec({fn_signature})"""\n',
+    '    {\', \'.join(without_annotation)}, = {fx_pytree_name}.tree_flatten_spec({fn_signature})"""\n',
+)
+CODEGEN_PYTREE_OUTPUT_PLAIN = (
+    """\
+    def generate_output(self, output_args):
+        if self.pytree_info and self.pytree_info.out_spec:
+""",
+    """\
+    def generate_output(self, output_args, global_names=None):
+        pytree_name = (global_names or {}).get("pytree", "pytree")
+        if self.pytree_info and self.pytree_info.out_spec:
+""",
+)
+CODEGEN_PYTREE_UNFLATTEN_PLAIN = (
+    '            return f"return pytree.tree_unflatten({repr(output_args)}, self._out_spec)"\n',
+    '            return f"return {pytree_name}.tree_unflatten({repr(output_args)}, self._out_spec)"\n',
+)
+CODEGEN_PYTREE_UNFLATTEN_QUOTES = (
+    "            return f'return pytree.tree_unflatten({repr(output_args)}, self._out_spec)'\n",
+    "            return f'return {pytree_name}.tree_unflatten({repr(output_args)}, self._out_spec)'\n",
+)
+# 2.4.1 and 2.5.1: single quotes, and fewer literals
+CODEGEN_FORMAT_TARGET_QUOTES = tuple(
+    t.replace('target.split(".")', "target.split('.')") for t in CODEGEN_FORMAT_TARGET
+)
+CODEGEN_LITERAL_PLAIN = ("            return repr(arg)\n", "            return literal(arg)\n")
+CODEGEN_GETATTR_QUOTES = [
+    (
+        "                    f'{repr(node)}{maybe_type_annotation} = {_format_target(_get_repr(node.args[0]), node.target)}'\n",
+        "                    f'{repr(node)}{maybe_type_annotation} = {_format_target(_get_repr(node.args[0]), node.target, getattr_name)}'\n",
+    ),
+    (
+        "                if global_name == 'getattr' and \\\n",
+        "                if global_name == getattr_name and \\\n",
+    ),
+    (
+        "                    body.append(f'{repr(node)}{maybe_type_annotation} = {_format_target(_get_repr(node.args[0]), node.args[1])}')\n",
+        "                    body.append(f'{repr(node)}{maybe_type_annotation} = {_format_target(_get_repr(node.args[0]), node.args[1], getattr_name)}')\n",
+    ),
+    (
+        "                            f'{_format_target(root_module, node.target)}({_format_args(node.args, node.kwargs)})')\n",
+        "                            f'{_format_target(root_module, node.target, getattr_name)}({_format_args(node.args, node.kwargs)})')\n",
+    ),
+    (
+        "                body.append(f'{repr(node)}{maybe_type_annotation} = {_format_target(root_module, node.target)}')\n",
+        "                body.append(f'{repr(node)}{maybe_type_annotation} = {_format_target(root_module, node.target, getattr_name)}')\n",
+    ),
+]
+_NO_TENSOR_REPR = (
+    "this release writes a tensor argument with repr()",
+    lambda s: not s.has(_FX, r'return f"torch\.Tensor\(size='),
+)
+_NO_SLICE = ("this release writes a slice with repr()", lambda s: not s.has(_FX, r'return f"slice\('))
+
+
+_NO_DESCS = (
+    "this release's pytree generate_output has no descs form",
+    lambda s: not s.has(_FX, r'"return pytree\.tree_unflatten\("'),
+)
+CODEGEN_MODULE_IMPORT_NO_BASE64 = (
+    "import contextlib\nimport copy\n",
+    "import builtins\nimport contextlib\nimport copy\n",
+)
+
+
+def _has_gen_var_bindings(s: Sources) -> bool:
+    return s.has(_FX, r"^    def gen_var_bindings\(")
+
+
+_NO_RECORD_FUNC = ("this release has no record_func", lambda s: not s.has(_FX, r"_rf = torch\._C"))
+_NO_BOXED = ("this release has no _BoxedCodeGen", lambda s: not s.has(_FX, r"^class _BoxedCodeGen"))
+_NO_BINDINGS = (
+    "this release writes the pytree bindings in gen_fn_def",
+    lambda s: not _has_gen_var_bindings(s),
+)
+
+
 def _b(site: str, *pairs: tuple[str, str], path: str = _FX, **kw) -> Edit:
     """An edit of part 2; each pair (old, new) is an alternative, the first that fits is applied
     (a pair with a third item, a count, replaces that many occurrences)."""
@@ -946,22 +1209,81 @@ _HAS_COMPLEX_LITERAL = (
     lambda s: not s.has(_FX, r'return f"complex\(\{_get_repr'),
 )
 PART_B_EDITS: list[Edit] = [
-    _b("_format_target writes getattr under the name it is given", CODEGEN_FORMAT_TARGET),
-    _b("_gen_python_code reserves the parameters' names first", CODEGEN_RESERVE),
+    _b(
+        "_format_target writes getattr under the name it is given",
+        CODEGEN_FORMAT_TARGET,
+        CODEGEN_FORMAT_TARGET_QUOTES,
+    ),
+    Edit(
+        f"{_FX}: _gen_python_code reserves the parameters' names first",
+        (
+            Alt(_FX, *CODEGEN_RESERVE),
+            Alt(_FX, *CODEGEN_RESERVE_UNTYPED, when=_has_illegal_names),
+            Alt(_FX, *CODEGEN_RESERVE_NAMESPACE_CHECK, when=lambda s: not _has_illegal_names(s)),
+        ),
+    ),
     _b("qualified torch names under torch's global name", CODEGEN_QUALIFIED),
-    _b("the globals the code writes itself, and literal()", CODEGEN_PREFILL),
-    *(_b(f"literal {i}", pair) for i, pair in enumerate(CODEGEN_LITERALS[:2])),
+    Edit(
+        f"{_FX}: the globals the code writes itself, and literal()",
+        (
+            Alt(_FX, *CODEGEN_PREFILL, when=_recurses_containers),
+            Alt(_FX, *CODEGEN_PREFILL_CONTAINERS, when=lambda s: not _recurses_containers(s)),
+        ),
+    ),
+    _b("literal 0", CODEGEN_LITERALS[0], na=_NO_TENSOR_REPR),
+    _b("literal 1", CODEGEN_LITERALS[1], na=_NO_SLICE),
     # the complex branch of newer releases writes a finite complex with repr() too
-    _b("literal 2", CODEGEN_LITERALS[2], (*CODEGEN_LITERALS[2], 2)),
+    _b("literal 2", CODEGEN_LITERALS[2], (*CODEGEN_LITERALS[2], 2), CODEGEN_LITERAL_PLAIN),
     _b("complex() under its global name", CODEGEN_COMPLEX, na=_HAS_COMPLEX_LITERAL),
-    *(_b(f"getattr {i}", pair) for i, pair in enumerate(CODEGEN_GETATTR)),
-    *(_b(f"record_func {i}", pair) for i, pair in enumerate(CODEGEN_RECORD_FUNC)),
-    *(_b(f"global names to the code generator {i}", pair) for i, pair in enumerate(CODEGEN_PASS_NAMES)),
-    _b("_BoxedCodeGen's own names", CODEGEN_BOXED),
-    *(_b(f"_PyTreeCodeGen's globals {i}", pair) for i, pair in enumerate(CODEGEN_PYTREE)),
-    _b("import builtins", CODEGEN_MODULE_IMPORT, path=_FX_MODULE),
+    *(
+        _b(f"getattr {i}", pair, quoted)
+        for i, (pair, quoted) in enumerate(zip(CODEGEN_GETATTR, CODEGEN_GETATTR_QUOTES))
+    ),
+    *(_b(f"record_func {i}", pair, na=_NO_RECORD_FUNC) for i, pair in enumerate(CODEGEN_RECORD_FUNC)),
+    _b(
+        "global names to the code generator 0",
+        CODEGEN_PASS_NAMES[0],
+        CODEGEN_OUTPUT_CALL_DESCS,
+        CODEGEN_OUTPUT_CALL_DIRECT,
+    ),
+    _b("global names to the code generator 1", CODEGEN_PASS_NAMES[1], CODEGEN_FN_DEF_CALL_DIRECT),
+    _b("_BoxedCodeGen's own names", CODEGEN_BOXED, CODEGEN_BOXED_UNTYPED, na=_NO_BOXED),
+    _b("_PyTreeCodeGen's globals 0", CODEGEN_PYTREE[0], CODEGEN_BINDINGS_UNTYPED, na=_NO_BINDINGS),
+    _b("_PyTreeCodeGen's globals 1", CODEGEN_PYTREE[1], CODEGEN_PYTREE_BINDING_QUOTES),
+    Edit(
+        f"{_FX}: _PyTreeCodeGen's globals 2",
+        (
+            Alt(_FX, *CODEGEN_PYTREE[2]),
+            Alt(_FX, *CODEGEN_PYTREE_DEF_UNTYPED, when=_has_gen_var_bindings),
+            Alt(_FX, *CODEGEN_PYTREE_DEF_BINDINGS, when=lambda s: not _has_gen_var_bindings(s)),
+            Alt(_FX, *CODEGEN_PYTREE_DEF_PLAIN),
+        ),
+    ),
+    _b("_PyTreeCodeGen's globals 3", CODEGEN_PYTREE[3], na=_NO_BINDINGS),
+    _b(
+        "_PyTreeCodeGen's globals 4",
+        CODEGEN_PYTREE[4],
+        CODEGEN_PYTREE_OUTPUT_REPR_FN,
+        CODEGEN_PYTREE_OUTPUT_DESCS,
+        CODEGEN_PYTREE_OUTPUT_PLAIN,
+    ),
+    _b("_PyTreeCodeGen's globals 5", CODEGEN_PYTREE[5], CODEGEN_PYTREE_UNFLATTEN_DESCS, na=_NO_DESCS),
+    _b(
+        "_PyTreeCodeGen's globals 6",
+        CODEGEN_PYTREE[6],
+        CODEGEN_PYTREE_UNFLATTEN_REPR,
+        CODEGEN_PYTREE_UNFLATTEN_PLAIN,
+        CODEGEN_PYTREE_UNFLATTEN_QUOTES,
+    ),
+    _b("import builtins", CODEGEN_MODULE_IMPORT, CODEGEN_MODULE_IMPORT_NO_BASE64, path=_FX_MODULE),
     _b("pickling binds a renamed builtin", CODEGEN_IMPORT_STATEMENT, path=_FX_MODULE),
-    _b("_renamed_builtin", CODEGEN_RENAMED_BUILTIN, path=_FX_MODULE),
+    _b(
+        "_renamed_builtin",
+        CODEGEN_RENAMED_BUILTIN,
+        CODEGEN_IMPORT_BLOCK_UNTYPED,
+        CODEGEN_IMPORT_BLOCK_DICT,
+        path=_FX_MODULE,
+    ),
     _b("to_folder binds a renamed builtin", CODEGEN_TO_FOLDER, path=_FX_MODULE),
 ]
 
