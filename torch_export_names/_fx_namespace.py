@@ -389,5 +389,3 @@ def take_name(graph: torch.fx.Graph, node: torch.fx.Node, name: str) -> bool:
     record(graph, node)
     ns._used_names.discard(old)
     return True
-
-
