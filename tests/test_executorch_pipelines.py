@@ -27,6 +27,7 @@ from typing import Callable
 import pytest
 import torch
 import torch.nn.functional as F
+from case_expectations import EXPECTED
 
 from consumer_models import Named
 from helpers import all_nodes, import_or_skip, lint_all, not_reproduced, root_cause
@@ -124,7 +125,7 @@ def from_case(pass_name, case_name) -> PassCase:
         c.make,
         c.colliding,
         c.consumed,
-        expected_error=c.expected_error,
+        expected_error=EXPECTED[case_name].error,
         matches_eager=c.matches_eager,
     )
 
@@ -357,7 +358,7 @@ def test_annotation_pipeline_fails_without_hook(case):
         lint_all(_annotation_pipeline(model, args))
     except Exception as e:  # noqa: BLE001
         root = root_cause(e)
-        assert re.search(case.expected_error, f"{type(root).__name__}: {root}"), repr(root)
+        assert re.search(EXPECTED[case.name].error, f"{type(root).__name__}: {root}"), repr(root)
         return
     not_reproduced(NO_COLLISION)
 
@@ -396,7 +397,7 @@ def test_qnn_lowering_fails_without_hook(case):
         _lower(model, args)
     except Exception as e:  # noqa: BLE001
         root = root_cause(e)
-        assert re.search(case.expected_error, f"{type(root).__name__}: {root}"), repr(root)
+        assert re.search(EXPECTED[case.name].error, f"{type(root).__name__}: {root}"), repr(root)
         return
     not_reproduced(NO_COLLISION)
 
