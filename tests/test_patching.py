@@ -27,7 +27,7 @@ def ours(tag: str):
         @functools.wraps(original)
         def method(self):
             out = original(self)
-            return out + [tag] if patch.is_live(method) else out
+            return out + [tag] if patch.installs(method) else out
 
         return method
 
@@ -40,12 +40,12 @@ class Foreign:
     def __init__(self, tag: str):
         self.tag, self.saved = tag, None
 
-    def apply(self):
+    def install(self):
         self.saved = inner = Target.__dict__["method"]
         tag = self.tag
         Target.method = lambda obj: inner(obj) + [tag]
 
-    def remove(self):
+    def uninstall(self):
         Target.method = self.saved
         return True
 
@@ -60,29 +60,29 @@ def calls() -> list[str]:
     return Target().method()
 
 
-def test_apply_and_remove_restore_the_same_object():
+def test_install_and_uninstall_restore_the_same_object():
     p = ours("a")
-    p.apply()
+    p.install()
     assert calls() == ["target", "a"]
     assert original_of(Target.__dict__["method"]) is ORIGINAL
-    assert p.remove() is True
+    assert p.uninstall() is True
     assert Target.__dict__["method"] is ORIGINAL
 
 
-def test_apply_and_remove_are_idempotent():
+def test_install_and_uninstall_are_idempotent():
     p = ours("a")
-    p.apply()
-    p.apply()
+    p.install()
+    p.install()
     assert calls() == ["target", "a"]
-    assert p.remove() and p.remove()
+    assert p.uninstall() and p.uninstall()
     assert Target.__dict__["method"] is ORIGINAL
 
 
 def test_an_absent_attribute_is_deleted_again():
     p = Patch(Target, "extra", lambda patch: lambda self: "ours")
-    p.apply()
+    p.install()
     assert Target().extra() == "ours"
-    p.remove()
+    p.uninstall()
     assert "extra" not in Target.__dict__
 
 
@@ -96,13 +96,13 @@ def test_two_wrappers_in_either_order(theirs_kind, first, remove_first):
     b = ours("theirs") if theirs_kind == "patch" else Foreign("theirs")
     order = [a, b] if first == "ours" else [b, a]
     for w in order:
-        w.apply()
+        w.install()
     assert calls() == ["target"] + [("ours" if w is a else "theirs") for w in order]
 
     removal = [a, b] if remove_first == "ours" else [b, a]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        removal[0].remove()
+        removal[0].uninstall()
         remaining = removal[1]
         if theirs_kind == "foreign" and remaining is a and order[-1] is a:
             # The foreign wrapper put back what it saw (the original), dropping ours without
@@ -110,10 +110,10 @@ def test_two_wrappers_in_either_order(theirs_kind, first, remove_first):
             assert calls() == ["target"]
         else:
             assert calls() == ["target", "ours" if remaining is a else "theirs"]
-        removal[1].remove()
+        removal[1].uninstall()
     assert calls() == ["target"]
     overwrapped = [w for w in caught if "was replaced again" in str(w.message)]
-    buried = order[0] is removal[0]  # the first applied, removed while the other sat on top
+    buried = order[0] is removal[0]  # the first installed, uninstalled while the other sat on top
     ours_buried_by_foreign = theirs_kind == "foreign" and buried and removal[0] is a
     dropped = theirs_kind == "foreign" and order[-1] is a and removal[0] is b
     # A patch removed from under another object warns once; so does ours after a foreign
@@ -124,22 +124,22 @@ def test_two_wrappers_in_either_order(theirs_kind, first, remove_first):
     if not ours_buried_by_foreign:
         assert Target.__dict__["method"] is ORIGINAL
     else:
-        # Ours stays beneath the foreign wrapper's restore, switched off; the next apply or
-        # remove on the attribute takes it out.
+        # Ours stays beneath the foreign wrapper's restore, switched off; the next install or
+        # uninstall on the attribute takes it out.
         assert original_of(Target.__dict__["method"]) is ORIGINAL
-        ours("again").apply()
+        ours("again").install()
         assert calls() == ["target", "again"]
         assert original_of(Target.__dict__["method"]) is ORIGINAL
 
 
 def test_a_switched_off_wrapper_only_calls_through():
     a = ours("ours")
-    a.apply()
+    a.install()
     b = Foreign("theirs")
-    b.apply()
+    b.install()
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
-        assert a.remove() is False
+        assert a.uninstall() is False
     assert calls() == ["target", "theirs"]
 
 
@@ -164,7 +164,7 @@ def test_a_patch_set_stays_while_another_threads_block_is_open():
     assert Target().method() == ["target", "set"]  # the other thread's block still wants it
     release.set()
     thread.join(10)
-    assert not patches.is_applied()
+    assert not patches.is_installed()
     assert Target.__dict__["method"] is ORIGINAL
 
 

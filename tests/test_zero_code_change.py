@@ -118,7 +118,9 @@ def test_env_var_and_an_early_install_wrap_once_and_uninstall_completely(tmp_pat
     assert "one wrapper, removed" in r.stdout
 
 
-STATUS = "import torch.export, torch_export_names.hook as h; s = h.status(); print(s.active, list(s.sources))"
+STATUS = (
+    "import torch.export, torch_export_names.hook as h; s = h.status(); print(s.installed, list(s.sources))"
+)
 
 
 @pytest.mark.parametrize("value", ["1", "true", "TRUE", "Yes", "on", " On "])

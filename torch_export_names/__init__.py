@@ -62,7 +62,7 @@ def __dir__() -> list[str]:
 
 from . import codegen_guard  # noqa: E402 - imports nothing of torch
 
-codegen_guard.activate()
+codegen_guard.arm()
 
 # The same names for type checkers (``_EXPORTS`` is the list; tests/test_api.py keeps them equal).
 if TYPE_CHECKING:

@@ -77,7 +77,7 @@ def _install() -> None:
     _install_for(ENV_VAR)
 
 
-def activate() -> None:
+def arm() -> None:
     from ._after_import import after_import  # not at the top: setup.py loads this file alone
 
     after_import(_TARGET, _install)
@@ -100,7 +100,7 @@ def _audit_when_torch_is_imported(json_path: str | None) -> None:
 
 
 if enabled():
-    activate()
+    arm()
 if enabled(var=AUDIT_VAR):
     _audit_when_torch_is_imported(os.environ.pop(AUDIT_JSON_VAR, None))
 os.environ.pop(AUDIT_VAR, None)  # this process only: not the program's subprocesses

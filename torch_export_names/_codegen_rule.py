@@ -28,7 +28,7 @@ import torch.fx
 from ._suspension import suspended
 from ._warnings import PrivateStateMissing
 
-__all__ = ["can_be_parameter", "candidates", "codegen_locals", "codegen_names", "codegen_params"]
+__all__ = ["can_be_parameter", "illegal_identifiers", "codegen_locals", "codegen_names", "codegen_params"]
 
 
 def _codegen_probe() -> torch.fx.Graph:
@@ -141,11 +141,11 @@ def can_be_parameter(name: str) -> bool:
     a placeholder. Every other name can, ``inf``, ``device`` and ``input`` included: what a
     parameter would shadow in the body is the code generator's to keep apart (``codegen_guard``).
     """
-    return name.isidentifier() and name not in candidates()
+    return name.isidentifier() and name not in illegal_identifiers()
 
 
 @functools.lru_cache(maxsize=None)
-def candidates() -> frozenset[str]:
+def illegal_identifiers() -> frozenset[str]:
     """Every identifier ``can_be_parameter`` is false for (keywords, ``__debug__``, ``self``)."""
     unbindable = {n for n in builtins.__dict__ if n.isidentifier() and not _bindable(n)}
     return frozenset({*keyword.kwlist, *unbindable, *codegen_params()})

@@ -71,7 +71,7 @@ def patches() -> list[Patch]:
     import torch._export.pass_base  # noqa: F401 - torch's ExportPass, imported by torch.export
     import torch.fx
 
-    node_copy = Patch(torch.fx.Graph, "node_copy", wrapping(_node_copy, bypassed=_suspension.active))
+    node_copy = Patch(torch.fx.Graph, "node_copy", wrapping(_node_copy, bypassed=_suspension.is_suspended))
     return [node_copy, *(p for module in EXPORT_PASS_BASES for p in export_pass_patches(module))]
 
 
@@ -81,4 +81,4 @@ def export_pass_patches(module: str) -> list[Patch]:
     cls: Any = getattr(sys.modules.get(module), EXPORT_PASS_BASES[module], None)
     if not isinstance(cls, type) or not callable(cls.__dict__.get("placeholder")):
         return []
-    return [Patch(cls, "placeholder", wrapping(_placeholder, bypassed=_suspension.active))]
+    return [Patch(cls, "placeholder", wrapping(_placeholder, bypassed=_suspension.is_suspended))]

@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 import torch.fx
 
-from ._codegen_rule import can_be_parameter, candidates, codegen_names
+from ._codegen_rule import can_be_parameter, codegen_names, illegal_identifiers
 from ._warnings import PrivateStateMissing
 
 __all__ = [
@@ -131,7 +131,7 @@ def names_at_risk(graph: torch.fx.Graph) -> tuple[list[str], list[str]]:
     used = _namespace(graph)._used_names
     names = [node.name for node in graph.nodes]
     unrecorded = [] if used.issuperset(names) else [n for n in names if n not in used]
-    if candidates().isdisjoint(names) and all(map(str.isidentifier, names)):
+    if illegal_identifiers().isdisjoint(names) and all(map(str.isidentifier, names)):
         return unrecorded, []
     return unrecorded, [n.name for n in placeholders(graph) if is_illegal(n)]
 

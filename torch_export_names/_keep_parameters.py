@@ -17,23 +17,23 @@ appears only in the prologue (``gen_fn_def``'s lines) and in its placeholder's b
 occurrence of the name in the body is something else. ``keep_parameters`` works from torch's own
 output and the name space torch used for it, and reads the graph without writing to it:
 
-1. Nothing is done unless a parameter *could* meet another name (``_Parameters.risky``: a name
+1. Nothing is done unless a parameter *could* meet another name (``_Parameters.suspects``: a name
    ``create_name`` refuses, a numeric suffix, a target that is not its placeholder's name, a
    name the code generator writes for itself). torch's code is then returned as it is.
-2. Otherwise torch generates its code, and a parameter is a suspect only if the name space gave
+2. Otherwise torch generates its code, and a parameter is *shadowing* only if the name space gave
    its name to something else (a local, a global) or the name occurs as a word in the body
-   outside its binding line (``_suspects``: a set lookup, then one C-speed regular-expression
-   scan). No suspect: torch's code, byte for byte.
-3. A suspect's other uses are found by a scanner that skips strings, comments, attributes and
+   outside its binding line (``_shadowing``: a set lookup, then one C-speed regular-expression
+   scan). None shadowing: torch's code, byte for byte.
+3. A shadowing parameter's other uses are found by a scanner that skips strings, comments, attributes and
    keyword-argument names, and are redirected: a local of another node gets a fresh local name;
    a global becomes an expression that needs no new global (``__import__('math').inf``,
    ``__import__('torch').ops...``, ``__import__('builtins').getattr``), so pickling, ``to_folder``
    and torch.package, which can only import the code's globals by torch's own rules, keep
    working. Only an object no import reaches is bound under a fresh global name.
-4. Where the prologue itself uses a suspect's name for something else (a parameter called
+4. Where the prologue itself uses a shadowing parameter's name for something else (a parameter called
    ``fx_pytree`` in the pytree code generator, ``next`` in the boxed one) or the placeholder's
    own local is that name, the prologue cannot be told apart by position: the code is generated
-   once more with the suspects under fresh names (placeholder stand-ins and a copy of the code
+   once more with the shadowing parameters under fresh names (placeholder stand-ins and a copy of the code
    generator: the graph is not written) and the fresh names are put back after the redirects.
 
 Every fresh name is checked against every word of the code and every parameter. A name followed
@@ -60,7 +60,7 @@ import torch.fx
 from . import _fx_namespace as _ns
 from ._codegen_rule import codegen_locals
 
-__all__ = ["keep_parameters", "parameters_at_risk"]
+__all__ = ["keep_parameters", "suspect_parameters"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Strings and comments (skipped), ANSI colour codes (print_readable(colored=True)), then the names
@@ -144,20 +144,20 @@ class _Parameters:
     def param(self, name: str) -> _Param:
         return _Param(name, _nfkc(name), tuple(self.nodes[name]))
 
-    def risky(self) -> list[_Param]:
+    def suspects(self) -> list[_Param]:
         """The parameters that could meet another name of the code (module docstring, step 1),
         a parameter with a numeric suffix included."""
-        risky, suffixed = self.risky_before()
-        return risky + [self.param(n) for n in suffixed]
+        suspects, suffixed = self.suspects_before()
+        return suspects + [self.param(n) for n in suffixed]
 
-    def risky_before(self) -> tuple[list[_Param], list[str]]:
-        """``risky()`` before the code is generated, in two parts: the parameters at risk, and
+    def suspects_before(self) -> tuple[list[_Param], list[str]]:
+        """``suspects()`` before the code is generated, in two parts: the suspects, and
         those at risk only for their numeric suffix (``primals_1``: a name the code generator's
-        name space could give another node or global), which ``suffixed_at_risk`` settles from
+        name space could give another node or global), which ``suffixed_suspects`` settles from
         the generated code's name space at the cost of a dict lookup each."""
         refused = _ns.refused_names()
         own, prefixes = codegen_locals()
-        risky: list[_Param] = []
+        suspects: list[_Param] = []
         suffixed: list[str] = []
         rest: list[str] = []
         for name in self.names:
@@ -172,17 +172,17 @@ class _Parameters:
                 or nodes[0].name != name
                 or (prefixes and name.startswith(prefixes))
             ):
-                risky.append(self.param(name))
+                suspects.append(self.param(name))
             elif name.rpartition("_")[2].isdigit():  # a numeric suffix (split_suffix, inlined)
                 suffixed.append(name)
             else:
                 rest.append(name)
         if rest:
             prologue = self.prologue_names()
-            risky += [self.param(n) for n in rest if prologue is None or n in prologue]
-        return risky, suffixed
+            suspects += [self.param(n) for n in rest if prologue is None or n in prologue]
+        return suspects, suffixed
 
-    def suffixed_at_risk(self, suffixed: list[str], namespace) -> list[_Param]:
+    def suffixed_suspects(self, suffixed: list[str], namespace) -> list[_Param]:
         """Those of ``suffixed`` whose placeholder the generated code's name space did not give
         their own name: only then can another node or global have it (names there are unique)."""
         local = _ns.names_by_object(namespace).get
@@ -225,9 +225,9 @@ def _with_orig_args(codegen, rename: Callable[[str], str]):
     return copied
 
 
-def parameters_at_risk(graph: torch.fx.Graph) -> list[str]:
+def suspect_parameters(graph: torch.fx.Graph) -> list[str]:
     """The parameters of ``graph``'s generated code that could meet another name of it."""
-    return [p.name for p in _Parameters(graph).risky()]
+    return [p.name for p in _Parameters(graph).suspects()]
 
 
 class _Code(NamedTuple):
@@ -254,26 +254,26 @@ def keep_parameters(graph: torch.fx.Graph, namespace, generate: Callable[[], Any
     the same name space (step 4). Raises if the rewrite fails; the caller then keeps torch's code.
     """
     params = _Parameters(graph)
-    risky, suffixed = params.risky_before()
-    if not risky and not suffixed:
+    suspects, suffixed = params.suspects_before()
+    if not suspects and not suffixed:
         return generate()
     before = _ns.namespace_state(namespace)
     code = generate()
-    risky += params.suffixed_at_risk(suffixed, namespace)
-    if not risky:
+    suspects += params.suffixed_suspects(suffixed, namespace)
+    if not suspects:
         return code
     split = _split(code)
     prologue = params.prologue_names()
-    suspects = _suspects(code, split, namespace, risky, prologue)
-    if not suspects:
+    shadowing = _shadowing(code, split, namespace, suspects, prologue)
+    if not shadowing:
         return code
     if (
         split.body < 0
         or prologue is None
-        or any(p.key in prologue or p.key in _own_locals(namespace, p) for p in suspects)
+        or any(p.key in prologue or p.key in _own_locals(namespace, p) for p in shadowing)
     ):
-        return _regenerated(graph, params, suspects, namespace, before, code, regenerate)
-    return _redirected(code, split, namespace, params, suspects)
+        return _regenerated(graph, params, shadowing, namespace, before, code, regenerate)
+    return _redirected(code, split, namespace, params, shadowing)
 
 
 def _own_locals(namespace, p: _Param) -> set[str | None]:
@@ -281,14 +281,14 @@ def _own_locals(namespace, p: _Param) -> set[str | None]:
     return {_ns.name_of(namespace, n) for n in p.nodes}
 
 
-def _suspects(
-    code, split: _Code, namespace, risky: list[_Param], prologue: frozenset[str] | None
+def _shadowing(
+    code, split: _Code, namespace, suspects: list[_Param], prologue: frozenset[str] | None
 ) -> list[_Param]:
-    """The risky parameters whose name the code may use for something else (step 2)."""
+    """The suspects whose name the code may use for something else (step 2)."""
     found: list[_Param] = []
     to_scan: list[_Param] = []
     own, prefixes = codegen_locals()
-    for p in risky:
+    for p in suspects:
         if prologue is None or p.key in prologue:
             found.append(p)  # gen_fn_def's lines use the name too
         elif p.key in _own_locals(namespace, p):  # no other local or registered global has it:
@@ -351,14 +351,14 @@ def _binding_lines(namespace, params: Iterable[_Param]) -> dict[str, str]:
     }
 
 
-def _redirected(code, split: _Code, namespace, params: _Parameters, suspects):
-    """Step 3: every use of a suspect's name in the body but its binding line, redirected."""
+def _redirected(code, split: _Code, namespace, params: _Parameters, shadowing):
+    """Step 3: every use of a shadowing parameter's name in the body but its binding line, redirected."""
     body_start = split.body
     text = split.body_text
-    spellings = _Spellings(code, namespace, params, {p.key for p in suspects})
+    spellings = _Spellings(code, namespace, params, {p.key for p in shadowing})
     unsafe: set[int] = set()
-    bindings = _binding_lines(namespace, suspects)
-    new_body = _rewrite(text, {p.key for p in suspects}, spellings, bindings, unsafe)
+    bindings = _binding_lines(namespace, shadowing)
+    new_body = _rewrite(text, {p.key for p in shadowing}, spellings, bindings, unsafe)
     if new_body is None:
         return code
     src = "\n".join([*split.lines[:body_start], new_body])
@@ -501,17 +501,17 @@ class _Spellings:
 def _import_expression(name: str, obj: Any) -> str | None:
     """An expression that evaluates to ``obj`` with builtins only, derived from how torch imports
     ``name`` (``_custom_builtins``' import statements) or where ``obj`` lives; None if none."""
-    candidates: list[str] = []
+    illegal_identifiers: list[str] = []
     custom = _ns.custom_builtins().get(name)
     if custom is not None and custom.obj is obj:
-        candidates.append(_from_import_statement(custom.import_str))
+        illegal_identifiers.append(_from_import_statement(custom.import_str))
     if builtins.__dict__.get(name, None) is obj:
-        candidates.append(f"__import__('builtins').{name}")
+        illegal_identifiers.append(f"__import__('builtins').{name}")
     module = getattr(obj, "__module__", None)
     qualname = getattr(obj, "__qualname__", None)
     if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
-        candidates.append(f"{_module_expression(module)}.{qualname}")
-    for expression in candidates:
+        illegal_identifiers.append(f"{_module_expression(module)}.{qualname}")
+    for expression in illegal_identifiers:
         if expression and _evaluates_to(expression, obj):
             return expression
     return None
@@ -567,16 +567,16 @@ class _Renamed:
         return repr(self._node)
 
 
-def _regenerated(graph, params: _Parameters, suspects: list[_Param], namespace, before, stock, regenerate):
-    """Step 4: generate with the suspects under fresh names, redirect every use of their names,
+def _regenerated(graph, params: _Parameters, shadowing: list[_Param], namespace, before, stock, regenerate):
+    """Step 4: generate with the shadowing under fresh names, redirect every use of their names,
     then give the parameters their names back."""
     _ns.restore_namespace(namespace, before)
-    keys = {p.key for p in suspects}
-    for key in keys:  # no local or registered global of this code may take a suspect's name
+    keys = {p.key for p in shadowing}
+    for key in keys:  # no local or registered global of this code may take a shadowing parameter's name
         _ns.reserve_name(namespace, key)
     taken = set(re.findall(r"\w+", stock.src)) | params.keys
     fresh: dict[str, str] = {}
-    for p in suspects:
+    for p in shadowing:
         name = f"{p.key}_param"
         while name in taken or _ns.is_used(namespace, name):
             name += "_"

@@ -6,17 +6,17 @@ audit (``torch.fx.Graph`` methods) and the ExecuTorch adapter (``QnnPartitioner`
 ``PatchSet`` is how the hook and the adapter keep theirs in place while anybody asks:
 ``install()`` or an ``installed()`` block.
 
-- ``apply()`` replaces the class's own attribute (``owner.__dict__[name]``, possibly absent)
+- ``install()`` replaces the class's own attribute (``owner.__dict__[name]``, possibly absent)
   by the object ``make(patch)`` returns (``patch.original`` is the attribute it replaces);
-  ``remove()`` puts the very same original object back (or deletes the attribute if there
-  was none), so ``uninstall`` leaves torch as it was, identity included.
+  ``uninstall()`` puts the very same original object back (or deletes the attribute if there
+  was none), so uninstalling leaves torch as it was, identity included.
 - Every object we put on a class carries one marker attribute, ``MARKER``, pointing at its
   ``Patch``; ``original_of`` follows it.
 - Someone else may wrap the attribute after us (another tool, a test's monkeypatch). Putting
-  our original back would then drop their wrapper, so ``remove()`` leaves ours in place under
-  theirs, switched off (``is_live`` is False: a wrapper must then only call through), and
+  our original back would then drop their wrapper, so ``uninstall()`` leaves ours in place under
+  theirs, switched off (``installs`` is False: a wrapper must then only call through), and
   warns once. When their wrapper is later taken off and ours is on top again, the next
-  ``apply()`` or ``remove()`` of the same attribute takes our switched-off object out.
+  ``install()`` or ``uninstall()`` of the same attribute takes our switched-off object out.
 
 As OpenTelemetry's ``BaseInstrumentor`` and ``wrapt``'s unwrap do, but with the wrapped
 object kept on the patch rather than only on the wrapper.
@@ -49,11 +49,11 @@ def original_of(obj: Any) -> Any:
 
 
 class Patch:
-    """Our replacement for ``owner.<name>``, applied and removed as a unit.
+    """Our replacement for ``owner.<name>``, installed and uninstalled as a unit.
 
     ``make(patch)`` builds the replacement; ``patch.original`` is the class's own attribute, or
     ``None`` if it had none (then look the attribute up on the bases if you need to call it).
-    A wrapper that must go inert once removed is made by ``wrapping``.
+    A wrapper that must go inert once uninstalled is made by ``wrapping``.
     """
 
     def __init__(self, owner: type, name: str, make: Callable[[Patch], Any]) -> None:
@@ -65,21 +65,21 @@ class Patch:
         self.replacement: Any = None  # in place while not None
 
     def __repr__(self) -> str:
-        state = "applied" if self.applied else "removed"
+        state = "installed" if self.installed else "uninstalled"
         return f"<Patch {self.owner.__qualname__}.{self.name} ({state})>"
 
     @property
-    def applied(self) -> bool:
+    def installed(self) -> bool:
         return self.replacement is not None
 
-    def is_live(self, obj: Any) -> bool:
+    def installs(self, obj: Any) -> bool:
         """Whether ``obj`` is this patch's replacement and the patch is applied."""
         return self.replacement is not None and obj is self.replacement
 
     def _current(self) -> Any:
         current = self.owner.__dict__.get(self.name, _ABSENT)
         # Take out objects of ours left switched off under a wrapper that is gone now.
-        while (patch := _patch_of(current)) is not None and not patch.applied:
+        while (patch := _patch_of(current)) is not None and not patch.installed:
             restored = patch.original if patch._had_original else _ABSENT
             self._set(restored)
             current = restored
@@ -92,10 +92,10 @@ class Patch:
         else:
             setattr(self.owner, self.name, value)
 
-    def apply(self) -> None:
+    def install(self) -> None:
         """Put the replacement in place. Idempotent."""
         with _lock:
-            if self.applied:
+            if self.installed:
                 return
             current = self._current()
             self.original = None if current is _ABSENT else current
@@ -105,14 +105,14 @@ class Patch:
             self._set(replacement)
             self.replacement = replacement
 
-    def remove(self) -> bool:
+    def uninstall(self) -> bool:
         """Put the original object back. Idempotent.
 
         Returns False, leaving ours in place but switched off and warning once, when another
-        object has replaced ours since ``apply()``.
+        object has replaced ours since ``install()``.
         """
         with _lock:
-            if not self.applied:
+            if not self.installed:
                 return True
             replacement, self.replacement = self.replacement, None
             if self.owner.__dict__.get(self.name, _ABSENT) is replacement:
@@ -132,8 +132,8 @@ class Patch:
 def wrapping(body: Callable[..., Any], *, bypassed: Callable[[], bool] = lambda: False):
     """``make`` of a patch whose replacement runs ``body(original, *args, **kwargs)``.
 
-    The one template for a wrapper that goes inert once removed: while its patch is applied
-    and ``bypassed()`` is False it runs ``body``; otherwise (removed but wrapped over by someone
+    The one template for a wrapper that goes inert once uninstalled: while its patch is installed
+    and ``bypassed()`` is False it runs ``body``; otherwise (uninstalled but wrapped over by someone
     else, or bypassed: ``_suspension``) it only calls through to the original.
     """
 
@@ -142,7 +142,7 @@ def wrapping(body: Callable[..., Any], *, bypassed: Callable[[], bool] = lambda:
 
         @functools.wraps(original)
         def wrapper(*args, **kwargs):
-            if patch.is_live(wrapper) and not bypassed():
+            if patch.installs(wrapper) and not bypassed():
                 return body(original, *args, **kwargs)
             return original(*args, **kwargs)
 
@@ -157,9 +157,9 @@ class PatchSet:
 
     Blocks are counted across threads, so one thread's block closing never takes the patches
     from under another's; when the last request is withdrawn and the last block closes, every
-    patch is removed (the class's own objects are back). ``make()`` builds the patches when they
+    patch is uninstalled (the class's own objects are back). ``make()`` builds the patches when they
     are first wanted (it may import, and an import may request the set again in this thread:
-    the lock is re-entrant and that inner request applies them); ``applied()`` and ``removed()``
+    the lock is re-entrant and that inner request installs them); ``installed()`` and ``uninstalled()``
     run after each change, under the lock.
     """
 
@@ -167,16 +167,16 @@ class PatchSet:
         self,
         make: Callable[[], list[Patch]],
         *,
-        applied: Callable[[], None] = lambda: None,
-        removed: Callable[[], None] = lambda: None,
+        installed: Callable[[], None] = lambda: None,
+        uninstalled: Callable[[], None] = lambda: None,
     ) -> None:
         self.lock = threading.RLock()
-        self._make, self._on_applied, self._on_removed = make, applied, removed
+        self._make, self._on_installed, self._on_uninstalled = make, installed, uninstalled
         self._patches: list[Patch] = []  # guarded by lock, as the two below
         self._requests: list[str] = []  # who called request(), in order
         self._blocks = 0  # block()s open, all threads together
 
-    def is_applied(self) -> bool:
+    def is_installed(self) -> bool:
         with self.lock:
             return bool(self._patches)
 
@@ -192,7 +192,7 @@ class PatchSet:
             if added:
                 self._requests.append(source)
             try:
-                self._apply()
+                self._install()
             except BaseException:
                 if added:
                     self._requests.remove(source)
@@ -208,14 +208,14 @@ class PatchSet:
             have = {(p.owner, p.name) for p in self._patches}
             for patch in patches:
                 if (patch.owner, patch.name) not in have:
-                    patch.apply()
+                    patch.install()
                     self._patches.append(patch)
 
     def withdraw(self) -> None:
         """Withdraw every request; the patches go unless a block is open."""
         with self.lock:
             self._requests.clear()
-            self._remove_if_unwanted()
+            self._uninstall_if_unwanted()
 
     @contextlib.contextmanager
     def block(self) -> Iterator[None]:
@@ -223,7 +223,7 @@ class PatchSet:
         with self.lock:
             self._blocks += 1
             try:
-                self._apply()
+                self._install()
             except BaseException:
                 self._blocks -= 1
                 raise
@@ -232,24 +232,24 @@ class PatchSet:
         finally:
             with self.lock:
                 self._blocks -= 1
-                self._remove_if_unwanted()
+                self._uninstall_if_unwanted()
 
-    def _apply(self) -> None:
+    def _install(self) -> None:
         if self._patches:
             return
         patches = self._make()
         if self._patches:  # make() imported something that requested the set: applied
             return
         for patch in patches:
-            patch.apply()
+            patch.install()
         self._patches.extend(patches)
-        self._on_applied()
+        self._on_installed()
 
-    def _remove_if_unwanted(self) -> None:
-        # A patch someone wrapped again since stays beneath theirs, switched off (Patch.remove).
+    def _uninstall_if_unwanted(self) -> None:
+        # A patch someone wrapped again since stays beneath theirs, switched off (Patch.uninstall).
         if not self._patches or self._requests or self._blocks:
             return
         for patch in reversed(self._patches):
-            patch.remove()
+            patch.uninstall()
         self._patches.clear()
-        self._on_removed()
+        self._on_uninstalled()

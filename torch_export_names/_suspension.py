@@ -11,12 +11,12 @@ import contextlib
 import threading
 from typing import Iterator
 
-__all__ = ["active", "resumed", "suspended"]
+__all__ = ["is_suspended", "resumed", "suspended"]
 
 _local = threading.local()  # .depth: int
 
 
-def active() -> bool:
+def is_suspended() -> bool:
     """Whether a ``suspended()`` block is open in this thread."""
     return bool(getattr(_local, "depth", 0))
 

@@ -321,7 +321,7 @@ def _wrapper(name: str):
         def wrapper(self, *args, **kwargs):
             depth = getattr(_local, "depth", 0)
             # Inner calls (graph_copy -> node_copy -> create_node) belong to the outer one.
-            if depth or not _reports or not patch.is_live(wrapper):
+            if depth or not _reports or not patch.installs(wrapper):
                 return original(self, *args, **kwargs)
             _local.depth = depth + 1
             try:

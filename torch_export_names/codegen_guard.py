@@ -8,7 +8,7 @@ bypasses it in one thread (to measure stock torch). What it does to the code is
 to it, so code generation stays as thread-safe as torch's own. If anything there fails, torch's
 own code is used and the guard warns once.
 
-Importing this module imports nothing of torch; ``activate()`` installs the guard the moment
+Importing this module imports nothing of torch; ``arm()`` installs the guard the moment
 ``torch.fx.graph`` is imported.
 """
 
@@ -25,7 +25,7 @@ from ._patching import MARKER, Patch, PatchSet, wrapping
 if TYPE_CHECKING:
     import torch.fx
 
-__all__ = ["activate", "install", "is_installed", "refresh", "suspended", "uninstall"]
+__all__ = ["arm", "install", "is_installed", "refresh", "suspended", "uninstall"]
 
 # Graph -> whether its latest code came through the guard (``refresh`` recompiles the others).
 _generated: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -44,7 +44,7 @@ def _warn_failed(e: Exception) -> None:
 def _guarded(original, self, root_module, namespace, *args, **kwargs):
     """``Graph._python_code`` with the parameters kept apart (``_keep_parameters``); torch's own
     code while suspended or if that fails."""
-    if _suspension.active():
+    if _suspension.is_suspended():
         _generated[self] = False
         return original(self, root_module, namespace, *args, **kwargs)
     from ._keep_parameters import keep_parameters
@@ -76,8 +76,8 @@ def _make_patches() -> list[Patch]:
     cls = graph_module.Graph
     # A guard of an earlier copy of this module (importlib.reload) comes off first.
     while isinstance(older := getattr(cls.__dict__.get("_python_code"), MARKER, None), Patch):
-        if older.applied:
-            older.remove()
+        if older.installed:
+            older.uninstall()
         else:
             break
     return [Patch(cls, "_python_code", wrapping(_guarded))]
@@ -91,7 +91,7 @@ def install() -> None:
     _guard.request("torch_export_names")
 
 
-def activate() -> None:
+def arm() -> None:
     """``install()`` once ``torch.fx.graph`` is imported (now, if it is): what importing the
     package does, without importing torch."""
     after_import("torch.fx.graph", install)
@@ -103,18 +103,18 @@ def uninstall() -> None:
 
 
 def is_installed() -> bool:
-    return _guard.is_applied()
+    return _guard.is_installed()
 
 
 def refresh(module: torch.fx.GraphModule) -> bool:
     """Recompile ``module`` if a parameter of its code could meet another name and its code did
     not come through the guard (generated before the package was imported, or while suspended).
     Returns whether it recompiled. ``repair`` calls it on every graph module of a program."""
-    if not is_installed() or _suspension.active() or _generated.get(module.graph, False):
+    if not is_installed() or _suspension.is_suspended() or _generated.get(module.graph, False):
         return False
-    from ._keep_parameters import parameters_at_risk
+    from ._keep_parameters import suspect_parameters
 
-    if not parameters_at_risk(module.graph):
+    if not suspect_parameters(module.graph):
         return False
     module.recompile()
     return True

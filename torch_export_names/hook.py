@@ -34,11 +34,11 @@ _strict = False  # install(strict=...), guarded by _hook.lock
 
 
 class HookStatus(NamedTuple):
-    """Whether the hook is in place in this process, who asked for it, and whether the
-    code-generator guard is (``codegen_guard``: put in place on import, by ``install()`` and
-    ``repair``)."""
+    """Whether the hook is installed in this process, who asked for it, and whether the
+    code-generator guard is (``codegen_guard``: armed by importing the package, installed again
+    by ``install()``)."""
 
-    active: bool
+    installed: bool
     # "TORCH_EXPORT_NAMES", "torch-export-names run", "install()", "installed() block"
     sources: tuple[str, ...]
     codegen_guard: bool = False
@@ -95,7 +95,7 @@ def _repair_or_leave(ep) -> None:
 
 def _quiet() -> bool:
     """Whether this thread is suspended or inside the hook's own work."""
-    return _suspension.active() or bool(getattr(_local, "in_hook", False))
+    return _suspension.is_suspended() or bool(getattr(_local, "in_hook", False))
 
 
 def _init(original, self, *args, **kwargs):
@@ -126,7 +126,7 @@ def _add_executorch_patches() -> None:
     _hook.add(export_pass_patches("executorch.exir.pass_base"))
 
 
-def _applied() -> None:
+def _installed() -> None:
     codegen_guard.install()  # what the repaired programs' code needs (importing us did it too)
     # ExecuTorch's edge passes re-trace through its own copy of ExportPass: patched once imported.
     after_import("executorch.exir.pass_base", _add_executorch_patches)
@@ -136,7 +136,9 @@ def _applied() -> None:
 # The code-generator guard stays when the hook goes: programs repaired so far keep needing it
 # (codegen_guard.uninstall() takes it off).
 _hook = PatchSet(
-    _make_patches, applied=_applied, removed=lambda: logger.debug("torch_export_names: hook uninstalled")
+    _make_patches,
+    installed=_installed,
+    uninstalled=lambda: logger.debug("torch_export_names: hook uninstalled"),
 )
 
 
@@ -178,14 +180,14 @@ def uninstall() -> None:
 
 def is_installed() -> bool:
     """Whether the wrapper is in place, whoever asked for it."""
-    return _hook.is_applied()
+    return _hook.is_installed()
 
 
 def status() -> HookStatus:
     """Whether the hook is in place and who asked for it (for ``doctor``)."""
     with _hook.lock:
         requests, blocks = _hook.wanted_by()
-        active = _hook.is_applied()
+        active = _hook.is_installed()
     sources = list(requests)
     if blocks:
         sources.append("installed() block" if blocks == 1 else f"{blocks} installed() blocks")

@@ -133,8 +133,8 @@ def _make_patches() -> list[Patch]:
 # (see torch_export_names._patching).
 _patched = PatchSet(
     _make_patches,
-    applied=lambda: logger.debug("torch_export_names.executorch: QnnPartitioner patched"),
-    removed=lambda: logger.debug("torch_export_names.executorch: QnnPartitioner restored"),
+    installed=lambda: logger.debug("torch_export_names.executorch: QnnPartitioner patched"),
+    uninstalled=lambda: logger.debug("torch_export_names.executorch: QnnPartitioner restored"),
 )
 
 
@@ -160,7 +160,7 @@ def uninstall() -> None:
 
 def is_installed() -> bool:
     """Whether ``QnnPartitioner`` is patched, whoever asked for it."""
-    return _patched.is_applied()
+    return _patched.is_installed()
 
 
 @contextlib.contextmanager
