@@ -108,7 +108,7 @@ def _subgraph_placeholder_names(ep) -> list[str]:
     ]
 
 
-def test_repair_reports_the_names_it_recorded_renamed_and_legalized():
+def test_repair_reports_the_names_it_recorded_propagated_and_legalized():
     ep = torch.export.export(WhileInfOperand(), (torch.tensor(0), torch.randn(3)))
     # A placeholder Python cannot bind (no export writes one; a pass could): legalize's work.
     ph = next(n for n in ep.graph.nodes if n.op == "placeholder" and n.name == "it")
@@ -121,9 +121,9 @@ def test_repair_reports_the_names_it_recorded_renamed_and_legalized():
         warnings.simplefilter("error", torch_export_names.TorchExportNamesWarning)
         report = repair(ep)
     renamed = sum(a != b for a, b in zip(before, _subgraph_placeholder_names(ep)))
-    assert isinstance(report, RepairReport) and report._fields == ("recorded", "renamed", "legalized")
+    assert isinstance(report, RepairReport) and report._fields == ("recorded", "propagated", "legalized")
     assert report == (len(unrecorded), renamed, len(illegal_nodes))
-    assert report.recorded > 0 and report.renamed > 0 and report.legalized > 0  # each part did work
+    assert report.recorded > 0 and report.propagated > 0 and report.legalized > 0  # each part did work
 
 
 @pytest.mark.parametrize("kind", ["exported_program", "graph_module", "graph"])

@@ -107,7 +107,7 @@ call_function t_2 = t.default(t_1)
 call_function matmul = matmul.default(t, t_2)
 output output = output(matmul)""",
         )
-        self.assertEqual(repair(ep).renamed, 1)
+        self.assertEqual(repair(ep).propagated, 1)
         self.assertExpectedInline(
             describe(region),
             """\

@@ -39,12 +39,12 @@ Program = Union[ExportedProgram, torch.fx.GraphModule, torch.fx.Graph]
 
 
 class RepairReport(NamedTuple):
-    """What ``repair`` did: names newly recorded, subgraph placeholders renamed
-    after their operands, placeholders and ``ep.module()`` arguments renamed because no
-    parameter can have their name."""
+    """What ``repair`` did: names newly recorded, subgraph placeholders propagated (named
+    after their operands), placeholders and ``ep.module()`` arguments legalized (renamed
+    because no parameter can have their name)."""
 
     recorded: int
-    renamed: int
+    propagated: int
     legalized: int = 0  # placeholders and arguments renamed because no parameter can have their name
 
 
@@ -235,11 +235,11 @@ def _repair(obj: Program, graphs) -> RepairReport:
     legalized = _legalize(obj, graphs, illegal) if illegal else 0
     if isinstance(obj, torch.export.ExportedProgram):
         legalized += len(_signature.legalize_arguments(obj))
-    renamed = _hops.propagate(graphs) if len(graphs) > 1 else 0  # HOP subgraphs are submodules
+    propagated = _hops.propagate(graphs) if len(graphs) > 1 else 0  # HOP subgraphs are submodules
     for _, module, _ in graphs:  # code generated without the guard (before the package was imported)
         if module is not None:
             codegen_guard.refresh(module)
-    return RepairReport(recorded=recorded, renamed=renamed, legalized=legalized)
+    return RepairReport(recorded=recorded, propagated=propagated, legalized=legalized)
 
 
 def find_illegal_names(obj: Program, *, strict: bool = False) -> list[str]:
