@@ -281,9 +281,10 @@ class RepairNamesPass(PassBase):
     in it, in place, and returns ``PassResult(graph_module, modified)``; ``modified`` is
     whether any name was recorded or renamed. A pass sees a GraphModule, not the program
     around it: ExecuTorch's ``transform`` rebuilds the graph signature from the placeholders
-    it returns, so a renamed input follows there, but to carry a rename into an
-    ``ExportedProgram``'s module call signatures, ``ep.module()``'s argument names and its
-    guards, call ``repair(ep)`` on the program (the hook does).
+    it returns, so a legalized input follows there, but to carry it into an
+    ``ExportedProgram``'s module call signatures and ``ep.module()``'s argument names (only
+    names no parameter can take are legalized), call ``repair(ep)`` on the program (the hook
+    does).
 
         from torch.fx.passes.infra.pass_manager import PassManager
         PassManager([RepairNamesPass()])(gm)
