@@ -301,6 +301,20 @@ def records_assigned_names(torch: Any) -> bool:
     return graph.create_node("call_function", torch.relu, (x,), name="relu_7").name != "relu_7"
 
 
+def keeps_parameter_names(torch: Any) -> bool:
+    """Does this torch's code generator keep a parameter called ``inf`` apart from the global
+    ``inf`` its code reads (the patch's part 2)? Asked of the code, not of a helper's name: the
+    code generated for ``x + math.inf`` with ``x`` called ``inf`` adds infinity."""
+    import math
+    import operator
+
+    graph = torch.fx.Graph()
+    x = graph.placeholder("inf")
+    graph.output(graph.call_function(operator.add, (x, math.inf)))
+    module = torch.fx.GraphModule(torch.nn.Module(), graph)
+    return bool(module(torch.tensor(1.0)).item() == math.inf)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="torch_export_names.tools.torch_patch._child")
     p.add_argument("--out", required=True, type=Path)
@@ -321,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch_file": torch.__file__,
         "fx_graph_file": torch.fx.graph.__file__,
         "records_assigned_names": records_assigned_names(torch),
-        "keeps_parameter_names": hasattr(torch.fx.Graph, "_keep_parameter_names"),
+        "keeps_parameter_names": keeps_parameter_names(torch),
         "hook_installed": hook.is_installed(),
         "codegen_guard_installed": codegen_guard.is_installed(),
         "TORCH_EXPORT_NAMES": os.environ.get("TORCH_EXPORT_NAMES"),

@@ -145,7 +145,7 @@ class Report:
             ),
             f"patched torch imported from {torch['fx_graph_file']} "
             f"(records assigned node names: {torch['records_assigned_names']}, "
-            f"Graph._keep_parameter_names: {torch.get('keeps_parameter_names')}, "
+            f"keeps parameters apart from globals: {torch.get('keeps_parameter_names')}, "
             f"hook installed: {torch['hook_installed']}, "
             f"code-generator guard: {torch.get('codegen_guard_installed')})",
         ]
@@ -397,7 +397,7 @@ def verify(
         patched = run("patched", with_patch)
         for attr, key in (
             ("recording of assigned node names", "records_assigned_names"),
-            ("Graph._keep_parameter_names", "keeps_parameter_names"),
+            ("code generator that keeps parameters apart from globals", "keeps_parameter_names"),
         ):
             if not patched.torch.get(key):
                 raise VerifyError(f"torch imported from {with_patch[1]} has no {attr}")
