@@ -152,7 +152,7 @@ class _Parameters:
 
     def suspects_before(self) -> tuple[list[_Param], list[str]]:
         """``suspects()`` before the code is generated, in two parts: the suspects, and
-        those at risk only for their numeric suffix (``primals_1``: a name the code generator's
+        those suspect only for their numeric suffix (``primals_1``: a name the code generator's
         name space could give another node or global), which ``suffixed_suspects`` settles from
         the generated code's name space at the cost of a dict lookup each."""
         refused = _ns.refused_names()

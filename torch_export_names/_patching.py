@@ -73,7 +73,7 @@ class Patch:
         return self.replacement is not None
 
     def installs(self, obj: Any) -> bool:
-        """Whether ``obj`` is this patch's replacement and the patch is applied."""
+        """Whether ``obj`` is this patch's replacement and the patch is installed."""
         return self.replacement is not None and obj is self.replacement
 
     def _current(self) -> Any:
@@ -199,9 +199,9 @@ class PatchSet:
                 raise
 
     def add(self, patches: list[Patch]) -> None:
-        """Apply ``patches`` too if the set is applied (for a module imported after it was):
+        """Install ``patches`` too if the set is installed (for a module imported after it was):
         they come off with the others. Patches of an attribute the set already patches are
-        skipped; if the set is not applied, nothing happens (``make()`` provides them then)."""
+        skipped; if the set is not installed, nothing happens (``make()`` provides them then)."""
         with self.lock:
             if not self._patches:
                 return
@@ -238,7 +238,7 @@ class PatchSet:
         if self._patches:
             return
         patches = self._make()
-        if self._patches:  # make() imported something that requested the set: applied
+        if self._patches:  # make() imported something that requested the set: installed
             return
         for patch in patches:
             patch.install()

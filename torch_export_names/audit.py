@@ -347,7 +347,7 @@ _patched = PatchSet(_make_patches)
 
 @contextlib.contextmanager
 def audited() -> Iterator[AuditReport]:
-    """Record risky node creations in this process while the block is open.
+    """Record node creations on graphs at risk in this process while the block is open.
 
     Yields an ``AuditReport`` that fills up as the block runs; ``hook_at_end``
     is set when it closes.

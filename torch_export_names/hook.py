@@ -187,11 +187,11 @@ def status() -> HookStatus:
     """Whether the hook is in place and who asked for it (for ``doctor``)."""
     with _hook.lock:
         requests, blocks = _hook.wanted_by()
-        active = _hook.is_installed()
+        in_place = _hook.is_installed()
     sources = list(requests)
     if blocks:
         sources.append("installed() block" if blocks == 1 else f"{blocks} installed() blocks")
-    return HookStatus(active, tuple(sources), codegen_guard.is_installed())
+    return HookStatus(in_place, tuple(sources), codegen_guard.is_installed())
 
 
 @contextlib.contextmanager
