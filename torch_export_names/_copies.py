@@ -66,9 +66,10 @@ EXPORT_PASS_BASES = {
 
 def patches() -> list[Patch]:
     """The patches for what is imported now: ``Graph.node_copy`` (``copy.deepcopy``,
-    ``graph_copy``, ``legalize_graph``, ... copy through it), torch's ``ExportPass``
-    base and, once ExecuTorch's pass module is imported, its copy (``export_pass_patches``)."""
-    import torch._export.pass_base  # noqa: F401 - torch's ExportPass, imported by torch.export
+    ``graph_copy``, ``legalize_graph``, ... copy through it) and the ExportPass bases of
+    ``EXPORT_PASS_BASES`` already imported. Nothing is imported here: the hook may be installed
+    while torch itself is still being imported (``TORCH_EXPORT_NAMES``); a base imported later is
+    patched then (``hook._installed``)."""
     import torch.fx
 
     node_copy = Patch(torch.fx.Graph, "node_copy", wrapping(_node_copy, bypassed=_suspension.is_suspended))

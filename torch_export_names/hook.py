@@ -17,6 +17,7 @@ again.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from typing import Iterator, NamedTuple
@@ -120,16 +121,26 @@ def _make_patches() -> list[Patch]:
     return [Patch(cls, "__init__", wrapping(_init, bypassed=_quiet)), *copy_patches()]
 
 
-def _add_executorch_patches() -> None:
+def _add_export_pass_patches(module: str) -> None:
     from ._copies import export_pass_patches
 
-    _hook.add(export_pass_patches("executorch.exir.pass_base"))
+    _hook.add(export_pass_patches(module))
+
+
+# One callback per module, made once, so that after_import registers each only once however
+# often the hook is installed.
+_EXPORT_PASS_ADDERS = {
+    module: functools.partial(_add_export_pass_patches, module)
+    for module in ("torch._export.pass_base", "executorch.exir.pass_base")
+}
 
 
 def _installed() -> None:
     codegen_guard.install()  # what the repaired programs' code needs (importing us did it too)
-    # ExecuTorch's edge passes re-trace through its own copy of ExportPass: patched once imported.
-    after_import("executorch.exir.pass_base", _add_executorch_patches)
+    # torch's ExportPass base, and ExecuTorch's own copy (its edge passes re-trace through it):
+    # patched once imported (now, if they are).
+    for module, add in _EXPORT_PASS_ADDERS.items():
+        after_import(module, add)
     logger.debug("torch_export_names: hook installed on ExportedProgram.__init__")
 
 
