@@ -178,7 +178,10 @@ def fresh_name(graph: torch.fx.Graph, candidate: str) -> str:
     """A name not used in ``graph`` that can be a parameter, derived from ``candidate``
     as ``create_name`` derives it (``class`` -> ``class_1``, ``my-input`` -> ``my_input``);
     it is reserved."""
-    ns = _namespace(graph)
+    return _fresh_in(_namespace(graph), candidate)
+
+
+def _fresh_in(ns, candidate: str) -> str:
     name = ns.create_name(candidate, None)
     while not can_be_parameter(name):  # create_name hands out what it does not know: ``self``
         name = ns.create_name(name, None)
@@ -191,16 +194,7 @@ def legal_names(names: list[str]) -> list[str]:
     list; the others unchanged. For argument lists: no graph is involved."""
     ns = torch.fx.graph._Namespace()
     ns._used_names.update(name for name in names if can_be_parameter(name))
-    out = []
-    for name in names:
-        if can_be_parameter(name):
-            out.append(name)
-            continue
-        new = ns.create_name(name, None)
-        while not can_be_parameter(new):
-            new = ns.create_name(new, None)
-        out.append(new)
-    return out
+    return [name if can_be_parameter(name) else _fresh_in(ns, name) for name in names]
 
 
 _undo = threading.local()  # .log: list of (node, name, target) while a Rollback is open
