@@ -266,3 +266,33 @@ def test_propagate_subgraph_names_records_names_and_keeps_every_operand_name():
     assert list(ep.graph_signature.user_inputs) == ["it", "inf"]
     body = ep.graph_module.while_loop_body_graph_0
     assert [n.name for n in body.graph.nodes if n.op == "placeholder"] == ["it", "inf"]
+
+
+# --- one table for the hook and torch's patch --------------------------------------------------
+# The hook reads HOP_LAYOUTS' names (_hops._binder); a patched torch runs the lambdas that
+# patches/recipe.py writes from the same layouts (_hops.layout_lambda). Both must pick the same
+# subgraphs and operands, and refuse the same args, for every layout.
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from torch_export_names._hops import HOP_LAYOUTS, _binder, layout_lambda  # noqa: E402
+
+LAYOUTS = sorted({layout for layouts in HOP_LAYOUTS.values() for layout in layouts})
+# an arg: a scalar (no "*" can spread it), or a tuple of scalars
+ARG = st.one_of(st.integers(0, 9), st.lists(st.integers(0, 9), max_size=3).map(tuple))
+
+
+def _outcome(function, args):
+    try:
+        subgraphs, operands = function(*args)
+    except TypeError:
+        return "TypeError"
+    return list(subgraphs), list(operands)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout[0])
+@given(args=st.lists(ARG, max_size=8))
+def test_layout_read_by_the_hook_matches_torchs_table_text(layout, args):
+    torch_table_entry = eval(layout_lambda(layout))  # noqa: S307 - the text the patch writes
+    bind = _binder(layout)
+    assert _outcome(lambda *a: bind(a), args) == _outcome(torch_table_entry, args)

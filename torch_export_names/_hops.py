@@ -28,9 +28,10 @@ __all__ = ["HOP_SUBGRAPH_OPERANDS", "hop_name", "hop_nodes", "hop_subgraphs", "p
 # placeholders, in order: per HOP, its layouts, newest first, each
 # (the HOP's positional parameters, the subgraphs, the operands the placeholders receive),
 # written as Python ("*x" spreads a tuple). This package builds HOP_SUBGRAPH_OPERANDS from it
-# below, and patches/recipe.py writes torch's _HOP_SUBGRAPH_OPERANDS from it (the upstream
-# HOP-naming PR, patches/upstream/hops/), so the hook and a patched torch name the same
-# placeholders. A node whose args fit none of its HOP's layouts is left as it is.
+# below (by reading the names: no eval), and patches/recipe.py writes torch's
+# _HOP_SUBGRAPH_OPERANDS from it (the upstream HOP-naming PR, patches/upstream/hops/), so the
+# hook and a patched torch name the same placeholders. A node whose args fit none of its HOP's
+# layouts is left as it is.
 # Not listed: invoke_subgraph and invoke_quant_packed (one subgraph is shared by every call, so
 # one call's operands cannot name it), flex_attention (its score/mask subgraphs take scalars it
 # makes, not its operands), run_const_graph (its operands are lifted constants),
@@ -68,15 +69,52 @@ def layout_lambda(layout: tuple[str, str, str]) -> str:
 
 
 _SubgraphOperands = Callable[[torch.fx.Node], list[tuple[Any, Sequence[Any]]]]
+_Names = tuple[tuple[str, bool], ...]  # (name, spread with "*")
+
+
+def _names(text: str) -> _Names:
+    """``"a, *b"`` -> ``(("a", False), ("b", True))``."""
+    return tuple((t.strip().lstrip("*"), t.strip().startswith("*")) for t in text.split(","))
+
+
+def _binder(layout: tuple[str, str, str]) -> Callable[[Sequence[Any]], tuple[list[Any], list[Any]]]:
+    """What ``layout_lambda(layout)`` computes, read from the layout's names: a HOP's args ->
+    (its subgraphs, the operands). Raises TypeError where that function would: args that do
+    not fit the parameters, or a "*" name that holds no tuple."""
+    params, subgraphs, operands = (_names(t) for t in layout)
+    fixed = [name for name, spread in params if not spread]
+    spread_last = params[-1][0] if params[-1][1] else None
+    if any(spread for _, spread in params[:-1]):
+        raise ValueError(f"{layout}: only the last parameter may be spread")
+
+    def bind(args: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        if len(args) < len(fixed) or (spread_last is None and len(args) > len(fixed)):
+            raise TypeError(f"{len(args)} args for the parameters {layout[0]!r}")
+        bound = dict(zip(fixed, args))
+        if spread_last is not None:
+            bound[spread_last] = tuple(args[len(fixed) :])
+
+        def values(names: _Names) -> list[Any]:
+            out: list[Any] = []
+            for name, spread in names:
+                if spread:
+                    out.extend(bound[name])  # TypeError if it holds no sequence
+                else:
+                    out.append(bound[name])
+            return out
+
+        return values(subgraphs), values(operands)
+
+    return bind
 
 
 def _from_layouts(layouts: tuple[tuple[str, str, str], ...]) -> _SubgraphOperands:
-    functions = [eval(layout_lambda(layout)) for layout in layouts]  # noqa: S307 - our own text
+    binders = [_binder(layout) for layout in layouts]
 
     def subgraph_operands(n: torch.fx.Node) -> list[tuple[Any, Sequence[Any]]]:
-        for function in functions:
+        for bind in binders:
             try:
-                subgraphs, operands = function(*n.args)
+                subgraphs, operands = bind(n.args)
             except TypeError:  # another layout (another torch release)
                 continue
             return [(subgraph, operands) for subgraph in subgraphs]
