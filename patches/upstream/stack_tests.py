@@ -352,6 +352,9 @@ EXPORT_2 = """\
         new = (torch.tensor([1.0, -2.0, 3.0, -4.0]), torch.randn(4))
         self.assertEqual(again(*new), m(*new))
 
+    # torch.export.save cannot serialize builtins.round (on stock torch too)
+    @testing.expectedFailureSerDer
+    @testing.expectedFailureSerDerNonStrict
     def test_input_named_round_next_to_round_call(self):
         builtin_round = round
 
@@ -384,6 +387,9 @@ EXPORT_2 = """\
 # --- commit 3: HOP subgraph placeholders take the operands' names ----------------------
 
 EXPORT_3 = '''\
+    # torch.export.save cannot serialize switch (on stock torch too)
+    @testing.expectedFailureSerDer
+    @testing.expectedFailureSerDerNonStrict
     def test_switch_branch_placeholder_names(self):
         from torch._higher_order_ops.switch import switch
 
@@ -415,6 +421,9 @@ EXPORT_3 = '''\
             ep = export(m, args)
         self.assertEqual(ep.module()(*args), m(*args))
 
+    # run_decompositions inlines the autocast region: no submodule to look at
+    @testing.expectedFailureTrainingIRToRunDecomp
+    @testing.expectedFailureTrainingIRToRunDecompNonStrict
     def test_autocast_subgraph_placeholder_names(self):
         class M(torch.nn.Module):
             def forward(self, t_1):
@@ -448,6 +457,9 @@ EXPORT_3 = '''\
             )
         ep.graph_module.graph.lint()
 
+    # run_decompositions refuses a while_loop given one tensor twice (on stock torch too)
+    @testing.expectedFailureTrainingIRToRunDecomp
+    @testing.expectedFailureTrainingIRToRunDecompNonStrict
     def test_while_loop_operand_passed_twice(self):
         class M(torch.nn.Module):
             def forward(self, x):
@@ -480,6 +492,9 @@ EXPORT_3 = '''\
         )
         ep.graph_module.graph.lint()
 
+    # torch.export.save cannot serialize a while_loop carrying an int (on stock torch too)
+    @testing.expectedFailureSerDer
+    @testing.expectedFailureSerDerNonStrict
     def test_while_loop_scalar_operand_keeps_traced_name(self):
         class M(torch.nn.Module):
             def forward(self, x):

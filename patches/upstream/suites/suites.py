@@ -2,13 +2,14 @@
 
 The runs behind CHECK.md ("PyTorch's suites at every prefix"). Steps, each a subcommand:
 
-  overlays SITE OUT      OUT/p1, OUT/p12, OUT/p123: throw-away views of SITE's torch with the
-                         torch files of commits 1, 1+2, 1+2+3 applied (SITE is not written).
-  stack-tests TESTS OUT  OUT/k1, OUT/k12, OUT/k123: copies of TESTS (a folder holding test/...)
-                         with the test hunks of commits 1, 1+2, 1+2+3 applied where they apply.
+  overlays SITE OUT      OUT/A, OUT/AB, OUT/ABC, OUT/C: throw-away views of SITE's torch with the
+                         torch files of PR A, A+B, A+B+C and C alone applied (SITE is not written).
+  stack-tests TESTS OUT  OUT/A, OUT/AB, OUT/ABC, OUT/C: copies of TESTS (a folder holding test/...)
+                         with the same PRs' test hunks applied where they apply.
   accept TESTS REL...    rewrite TESTS/REL's inline expectations (expecttest) to what the torch
-                         on PYTHONPATH prints; run it on stock torch to re-derive the goldens.
-  run TESTS TAG REL...   run TESTS/REL with pytest against stock and each overlay, writing
+                         on PYTHONPATH prints; run it on stock torch to re-derive the goldens
+                         (--failed-in TAG.PREFIX: only the tests that failed in that run).
+  run TESTS TAG REL...   run TESTS/REL with pytest against stock and each overlay named by --prefixes, writing
                          RESULTS/<name>.<TAG>.<prefix>.xml and .log (--overlays, --results).
   sites DIR...           the renames rename_sites.py counted into each DIR (its SITES_DIR), summed
                          over processes and grouped by the file that made them: a Markdown table.
@@ -35,31 +36,38 @@ from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-STACK = sorted((HERE.parent).glob("000[123]-*.patch"))
-PREFIXES = {"p1": 1, "p12": 2, "p123": 3}
-LABEL = {"stock": "stock", "p1": "1", "p12": "1+2", "p123": "1+2+3"}
-TORCH_FILES = ["torch/fx/node.py", "torch/fx/graph.py", "torch/_export/utils.py"]
+_A, _B = sorted(HERE.parent.glob("000[12]-*.patch"))
+(_C,) = sorted((HERE.parent / "hops").glob("0001-*.patch"))
+# What each arrangement applies, in order: PR A, A then B, A, B then C, and C alone.
+PREFIXES = {"A": [_A], "AB": [_A, _B], "ABC": [_A, _B, _C], "C": [_C]}
+LABEL = {"stock": "stock", "A": "A", "AB": "A+B", "ABC": "A+B+C", "C": "C"}
+TORCH_FILES = [
+    "torch/fx/node.py",
+    "torch/fx/graph.py",
+    "torch/fx/graph_module.py",
+    "torch/_export/utils.py",
+]
 
 
 def overlays(site: Path, out: Path) -> None:
     sys.path.insert(0, str(HERE.parents[2]))
     from torch_export_names.tools.torch_patch.overlay import build
 
-    for name, k in PREFIXES.items():
+    for name, stack in PREFIXES.items():
         root = out / name
         shutil.rmtree(root, ignore_errors=True)
         build(site, TORCH_FILES, root)
-        for patch in STACK[:k]:
+        for patch in stack:
             subprocess.run(["git", "apply", "--include=torch/*", str(patch)], cwd=root, check=True)
-        print(f"{root}: torch with commits 1..{k}")
+        print(f"{root}: torch with {LABEL[name]}")
 
 
 def stack_tests(tests: Path, out: Path) -> None:
-    for name, k in PREFIXES.items():
-        root = out / name.replace("p", "k")
+    for name, stack in PREFIXES.items():
+        root = out / name
         shutil.rmtree(root, ignore_errors=True)
         shutil.copytree(tests, root, ignore=shutil.ignore_patterns("__pycache__"))
-        for patch in STACK[:k]:
+        for patch in stack:
             # A hunk whose file is absent or differs (another version of the file) is left
             # out by name, and the run says so.
             check = subprocess.run(
@@ -80,13 +88,34 @@ def stack_tests(tests: Path, out: Path) -> None:
             cmd = ["git", "apply"] + [f"--exclude={b}" for b in bad] + ["--include=test/*", str(patch)]
             subprocess.run(cmd, cwd=root, check=True)
             print(
-                f"{root}: test hunks of {patch.name[:4]} applied"
+                f"{root}: test hunks of {patch.parent.name}/{patch.name[:4]} applied"
                 + (f", not to {', '.join(bad)}" if bad else "")
             )
 
 
-def _pytest(tests: Path, rel: str, env_path: str, extra: list[str], junit: Path | None, log: Path) -> str:
+def failed_ids(xml: Path) -> list[str]:
+    """The pytest node ids (file::Class::test) of the tests that failed or errored in ``xml``."""
+    ids = []
+    for key, kind in outcomes(xml).items():
+        if kind in ("failed", "error"):
+            module, _, test = key.rpartition("::")
+            file, _, cls = module.rpartition(".")
+            ids.append(f"{Path(file).name}.py::{cls}::{test}")
+    return ids
+
+
+def _pytest(
+    tests: Path,
+    rel: str,
+    env_path: str,
+    extra: list[str],
+    junit: Path | None,
+    log: Path,
+    only: list[str] | None = None,
+) -> str:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=env_path)
+    env.pop("TORCH_EXPORT_NAMES", None)  # the package's hook stays out of these runs
+    env.pop("TORCH_EXPORT_NAMES_AUDIT", None)
     cmd = [
         sys.executable,
         "-m",
@@ -96,7 +125,7 @@ def _pytest(tests: Path, rel: str, env_path: str, extra: list[str], junit: Path 
         "no:cacheprovider",
         "--timeout=600",
         "-rfE",
-        Path(rel).name,
+        *(only if only is not None else [Path(rel).name]),
         *extra,
     ]
     if junit is not None:
@@ -110,12 +139,14 @@ def _pytest(tests: Path, rel: str, env_path: str, extra: list[str], junit: Path 
     return f"rc={rc} {time.monotonic() - start:.0f}s {last[0]}"
 
 
-def accept(tests: Path, rels: list[str], results: Path) -> None:
+def accept(tests: Path, rels: list[str], results: Path, failed_in: str | None) -> None:
     os.environ["EXPECTTEST_ACCEPT"] = "1"
     for rel in rels:
         log = results / f"accept.{Path(rel).stem}.log"
+        # Only the tests that failed in RESULTS/<stem>.<failed_in>.xml, if given.
+        only = failed_ids(results / f"{Path(rel).stem}.{failed_in}.xml") if failed_in else None
         # One process: expecttest rewrites the file in place.
-        print(rel, _pytest(tests, rel, str(tests / "test"), ["-p", "no:xdist"], None, log))
+        print(rel, _pytest(tests, rel, str(tests / "test"), ["-p", "no:xdist"], None, log, only))
 
 
 def run(
@@ -126,13 +157,18 @@ def run(
     results: Path,
     prefixes: list[str],
     workers: int,
+    failed_in: str | None,
+    select: str | None = None,
 ) -> None:
     for rel in rels:
+        only = failed_ids(results / f"{Path(rel).stem}.{failed_in}.xml") if failed_in else None
         for p in prefixes:
             path = str(tests / "test") if p == "stock" else f"{overlays_dir / p}{os.pathsep}{tests / 'test'}"
             stem = f"{Path(rel).stem}.{tag}.{p}"
             extra = ["-n", str(workers)] if workers > 1 else []
-            print(stem, _pytest(tests, rel, path, extra, results / f"{stem}.xml", results / f"{stem}.log"))
+            extra += ["-k", select] if select else []
+            log = results / f"{stem}.log"
+            print(stem, _pytest(tests, rel, path, extra, results / f"{stem}.xml", log, only))
 
 
 def outcomes(path: Path) -> dict[str, str]:
@@ -152,13 +188,13 @@ def outcomes(path: Path) -> dict[str, str]:
 
 def summary(results: Path, names: list[str]) -> None:
     """One row per suite and arrangement: passed/failed/errors/skipped/xfailed per prefix."""
-    print("| suite, arrangement | stock | 1 | 1+2 | 1+2+3 | outcomes that differ from stock |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| suite, arrangement | stock | A | A+B | A+B+C | C | outcomes that differ from stock |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     notes = []
     for name_tag in names:
         cells, stock = [], None
         ndiff = []
-        for p in ["stock", "p1", "p12", "p123"]:
+        for p in ["stock", *PREFIXES]:
             f = results / f"{name_tag}.{p}.xml"
             if not f.exists():
                 cells.append("not run")
@@ -208,14 +244,17 @@ def main(argv: list[str]) -> int:
     a.add_argument("tests", type=Path)
     a.add_argument("rel", nargs="+")
     a.add_argument("--results", type=Path, default=Path("results"))
+    a.add_argument("--failed-in", help="only the tests that failed in RESULTS/<stem>.FAILED_IN.xml")
     a = sub.add_parser("run")
     a.add_argument("tests", type=Path)
     a.add_argument("tag")
     a.add_argument("rel", nargs="+")
     a.add_argument("--overlays", type=Path, default=Path("overlays"))
     a.add_argument("--results", type=Path, default=Path("results"))
-    a.add_argument("--prefixes", default="stock,p1,p12,p123")
+    a.add_argument("--prefixes", default="stock,ABC")
     a.add_argument("-n", "--workers", type=int, default=2)
+    a.add_argument("--failed-in", help="only the tests that failed in RESULTS/<stem>.FAILED_IN.xml")
+    a.add_argument("-k", dest="select", help="pytest -k expression: only the tests it selects")
     a = sub.add_parser("sites")
     a.add_argument("dirs", type=Path, nargs="+")
     a = sub.add_parser("summary")
@@ -228,7 +267,7 @@ def main(argv: list[str]) -> int:
         stack_tests(args.tests.resolve(), args.out.resolve())
     elif args.cmd == "accept":
         args.results.mkdir(parents=True, exist_ok=True)
-        accept(args.tests.resolve(), args.rel, args.results.resolve())
+        accept(args.tests.resolve(), args.rel, args.results.resolve(), args.failed_in)
     elif args.cmd == "run":
         args.results.mkdir(parents=True, exist_ok=True)
         run(
@@ -239,6 +278,8 @@ def main(argv: list[str]) -> int:
             args.results.resolve(),
             args.prefixes.split(","),
             args.workers,
+            args.failed_in,
+            args.select,
         )
     elif args.cmd == "sites":
         sites(args.dirs)
