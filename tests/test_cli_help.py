@@ -49,3 +49,11 @@ def test_help_starts_with_what_the_command_does(capsys, path):
     description = text.split("\n\n")[1]
     assert description[0].isupper() and not description.endswith(":"), text
     assert not description.startswith(("options", "positional arguments")), text
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda c: " ".join(c) or "torch-export-names")
+def test_usage_lines_fit_80_columns(capsys, monkeypatch, path):
+    # argparse wraps what it writes to $COLUMNS; a usage given by hand must fit as well
+    monkeypatch.setenv("COLUMNS", "80")
+    usage = _help(capsys, *path).split("\n\n")[0]
+    assert max(len(line) for line in usage.splitlines()) <= 80, usage

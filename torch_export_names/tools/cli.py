@@ -108,7 +108,10 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         "run",
         "run a script, folder, zip or -m module with the hook installed, exactly as python would",
         _RUN_DESCRIPTION,
-        usage=f"{_PROG} run [--audit [--json FILE] [--no-hook]] (script.py|folder|zip|-m module) [args...]",
+        # two lines, as argparse wraps a usage it writes itself (at most 80 columns)
+        usage=f"{_PROG} run [--audit [--json FILE] [--no-hook]]\n"
+        + " " * len(f"usage: {_PROG} run ")
+        + "(script.py|folder|zip|-m module) [args...]",
     )
     r.add_argument(
         "--audit",
