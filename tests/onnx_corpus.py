@@ -426,7 +426,7 @@ def child(out: Path, names: list[str]) -> dict:
     return {
         "results": results,
         "package_loaded": "torch_export_names" in sys.modules,
-        "hook_active": "torch_export_names" in sys.modules
+        "hook_installed": "torch_export_names" in sys.modules
         and sys.modules["torch_export_names"].is_installed(),
     }
 
@@ -491,7 +491,7 @@ class Row:
 def run(names: list[str], directory: Path, rounds: int = 1, parallel: bool = False) -> tuple[list[Row], dict]:
     """Both sides over ``names`` (``rounds`` times each, alternating, the fastest time kept; with
     ``parallel`` the two sides of a round at once, for tests: the times are then not comparable);
-    the rows and the processes' facts (``package_loaded``, ``hook_active`` per side)."""
+    the rows and the processes' facts (``package_loaded``, ``hook_installed`` per side)."""
     import concurrent.futures
 
     data: dict[str, dict] = {}
@@ -516,7 +516,7 @@ def run(names: list[str], directory: Path, rounds: int = 1, parallel: bool = Fal
         files = [_file(directory / f"{s}0", c) for s in SIDES]
         same = files[0].read_bytes() == files[1].read_bytes() if all(f.exists() for f in files) else None
         rows.append(Row(c, stock, hook, same))
-    facts = {s: {k: data[s][k] for k in ("package_loaded", "hook_active")} for s in SIDES}
+    facts = {s: {k: data[s][k] for k in ("package_loaded", "hook_installed")} for s in SIDES}
     return rows, facts
 
 
@@ -618,7 +618,7 @@ def main(argv=None) -> int:
         absent = sorted({str(config(n).model.requires) for n in skipped})
         print(f"skipped ({', '.join(absent)} missing): {skipped}")
     broken = [r for r in rows if any(r.problems.values()) and not r.config.model.known_issue]
-    if facts["stock"]["package_loaded"] or not facts["hook"]["hook_active"]:
+    if facts["stock"]["package_loaded"] or not facts["hook"]["hook_installed"]:
         print("the stock process loaded the package, or the hook process lacked the hook", file=sys.stderr)
         return 1
     return 1 if broken else 0

@@ -72,8 +72,8 @@ def test_hook_as_stock(corpus, config, check):
 @needs_pth
 def test_the_two_processes_are_stock_and_hooked(corpus):
     facts = corpus[1]
-    assert facts["stock"] == {"package_loaded": False, "hook_active": False}, facts
-    assert facts["hook"]["hook_active"], f"TORCH_EXPORT_NAMES=1 did not install the hook: {facts}"
+    assert facts["stock"] == {"package_loaded": False, "hook_installed": False}, facts
+    assert facts["hook"]["hook_installed"], f"TORCH_EXPORT_NAMES=1 did not install the hook: {facts}"
 
 
 @pytest.mark.slow

@@ -69,11 +69,11 @@ def test_patched_run_imports_torch_from_the_overlay_without_the_hook(report):
 )
 def test_the_harness_reads_torch_export_names_as_the_package_does(value, active):
     from torch_export_names import _bootstrap
-    from torch_export_names.tools.torch_patch._child import hook_active
+    from torch_export_names.tools.torch_patch._child import hook_installed_or_asked_for
 
     environ = {} if value is None else {"TORCH_EXPORT_NAMES": value}
-    assert hook_active(False, environ) is active is _bootstrap.enabled(environ)
-    assert hook_active(True, environ) is True
+    assert hook_installed_or_asked_for(False, environ) is active is _bootstrap.enabled(environ)
+    assert hook_installed_or_asked_for(True, environ) is True
 
 
 def test_unpatched_run_imports_the_installed_torch(report):

@@ -285,7 +285,7 @@ def _detect() -> list[dict]:
     return [_check("detect", "is_affected() is False", not affected, "" if not affected else "True")]
 
 
-def hook_active(hook_installed: bool, environ) -> bool:
+def hook_installed_or_asked_for(hook_installed: bool, environ) -> bool:
     """Whether the export hook is in place or TORCH_EXPORT_NAMES asks for it, by the package's
     own reading of the variable (``_bootstrap.enabled``: ``false``, ``off``, ... leave it off)."""
     from torch_export_names import _bootstrap
@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("torch_file", "fx_graph_file"):
             if not os.path.abspath(info[key]).startswith(expected):
                 problems.append(f"{key} is {info[key]}, not under {expected}")
-    if hook_active(info["hook_installed"], os.environ):
+    if hook_installed_or_asked_for(info["hook_installed"], os.environ):
         problems.append("the torch_export_names hook is active")
     if info["codegen_guard_installed"]:
         problems.append("the torch_export_names code-generator guard is in place")
