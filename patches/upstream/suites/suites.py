@@ -186,8 +186,36 @@ def outcomes(path: Path) -> dict[str, str]:
     return out
 
 
+def failure_messages(path: Path) -> dict[str, str]:
+    """test -> the message it failed with, without what differs only by where torch was loaded
+    from (an overlay's or the site's path) or by an object's address."""
+    out: dict[str, str] = {}
+    for tc in ET.parse(path).getroot().iter("testcase"):
+        for child in tc:
+            if child.tag in ("failure", "error"):
+                text = child.text or child.get("message") or ""
+                text = re.sub(r"\S*/(?:site-packages|overlays/\w+)/", "<torch>/", text)
+                out[f"{tc.get('classname')}::{tc.get('name')}"] = re.sub(r"0x[0-9a-f]+", "0x", text)
+    return out
+
+
+_BOILERPLATE = ("To execute this test", "python test/", "PYTORCH_PRINT_REPRO_ON_FAILURE")
+
+
+def _first_error(text: str) -> str:
+    """What was raised: pytest's "E ..." lines, without PyTorch's repro hint and with line
+    numbers left out (a patched file's lines move)."""
+    errors = [
+        re.sub(r"line \d+", "line N", line[1:].strip())
+        for line in text.splitlines()
+        if line.startswith("E ") and not any(b in line for b in _BOILERPLATE)
+    ]
+    return " / ".join(e for e in errors if e)[:2000]
+
+
 def summary(results: Path, names: list[str]) -> None:
-    """One row per suite and arrangement: passed/failed/errors/skipped/xfailed per prefix."""
+    """One row per suite and arrangement: passed/failed/errors/skipped/xfailed per prefix, the
+    tests whose outcome differs from stock's, and the tests failing on both whose error differs."""
     print("| suite, arrangement | stock | A | A+B | A+B+C | C | outcomes that differ from stock |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     notes = []
@@ -204,7 +232,15 @@ def summary(results: Path, names: list[str]) -> None:
             cells.append(f"{c['passed']}/{c['failed']}/{c['error']}/{c['skipped']}/{c['xfailed']}")
             if stock is None:
                 stock = r
+                stock_errors = failure_messages(f)
                 continue
+            errors = failure_messages(f)
+            for k in sorted(set(errors) & set(stock_errors)):
+                if _first_error(errors[k]) != _first_error(stock_errors[k]):
+                    notes.append(
+                        f"- {name_tag}, {LABEL[p]}: `{k}` fails otherwise: stock "
+                        f"`{_first_error(stock_errors[k])[:300]}`, here `{_first_error(errors[k])[:300]}`"
+                    )
             diff = sorted(k for k in set(r) | set(stock) if r.get(k) != stock.get(k))
             new = [k for k in diff if k not in stock and r[k] == "passed"]  # tests a commit adds
             diff = [k for k in diff if k not in new]
