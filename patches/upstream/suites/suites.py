@@ -104,6 +104,12 @@ def failed_ids(xml: Path) -> list[str]:
     return ids
 
 
+def _only(results: Path, rel: str, failed_in: str | None) -> list[str] | None:
+    """The tests of REL that failed in RESULTS/<stem>.<failed_in>.xml (None: every test). An
+    empty list is not passed on to pytest, which would then collect the whole directory."""
+    return failed_ids(results / f"{Path(rel).stem}.{failed_in}.xml") if failed_in else None
+
+
 def _pytest(
     tests: Path,
     rel: str,
@@ -143,8 +149,10 @@ def accept(tests: Path, rels: list[str], results: Path, failed_in: str | None) -
     os.environ["EXPECTTEST_ACCEPT"] = "1"
     for rel in rels:
         log = results / f"accept.{Path(rel).stem}.log"
-        # Only the tests that failed in RESULTS/<stem>.<failed_in>.xml, if given.
-        only = failed_ids(results / f"{Path(rel).stem}.{failed_in}.xml") if failed_in else None
+        only = _only(results, rel, failed_in)
+        if only == []:
+            print(rel, f"nothing failed in {failed_in}: nothing to accept")
+            continue
         # One process: expecttest rewrites the file in place.
         print(rel, _pytest(tests, rel, str(tests / "test"), ["-p", "no:xdist"], None, log, only))
 
@@ -161,7 +169,10 @@ def run(
     select: str | None = None,
 ) -> None:
     for rel in rels:
-        only = failed_ids(results / f"{Path(rel).stem}.{failed_in}.xml") if failed_in else None
+        only = _only(results, rel, failed_in)
+        if only == []:
+            print(rel, f"nothing failed in {failed_in}: nothing to run")
+            continue
         for p in prefixes:
             path = str(tests / "test") if p == "stock" else f"{overlays_dir / p}{os.pathsep}{tests / 'test'}"
             stem = f"{Path(rel).stem}.{tag}.{p}"
